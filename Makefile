@@ -1,0 +1,46 @@
+# kuberay-platform: every target sets up (or refreshes) .venv itself.
+#   make preview STACK=dev                    offline preview -> out/<stack>/
+#   make test                                 static checks + every test
+#   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json]
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+STACK ?= dev
+ENV ?= prod
+FORMAT ?= text
+FILES ?=
+
+.PHONY: venv preview lint check test policy-config clean
+
+$(STAMP): requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+preview: $(STAMP)
+	$(BIN)/python -m tools preview --stack $(STACK)
+
+lint: $(STAMP)
+	@if [ -z "$(FILES)" ]; then echo 'usage: make lint ENV=<dev|staging|prod> FILES="<files or folders>" [FORMAT=json]' >&2; exit 2; fi
+	$(BIN)/python -m tools lint --env $(ENV) --format $(FORMAT) $(FILES)
+
+policy-config: $(STAMP)
+	$(BIN)/python -m tools policy-config
+
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: check
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache

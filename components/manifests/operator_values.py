@@ -1,0 +1,55 @@
+"""Helm values for the kuberay-operator chart, built from the operator spec.
+
+Every key set here exists in the chart's own values file (``kuberay-operator-values.yaml`` at
+1.7.0); the offline preview checks that, extra values included.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from components.spec import OperatorSpec
+
+
+def operator_values(spec: OperatorSpec, feature_gates: list[dict[str, Any]]) -> dict[str, Any]:
+    profile = spec.profile
+    resources = spec.resources or profile.resources
+    values: dict[str, Any] = {
+        "image": {"repository": spec.image.repository, "tag": spec.image.tag},
+        "replicas": spec.replicas,
+        "featureGates": feature_gates,
+        "reconcileConcurrency": spec.reconcile_concurrency or profile.reconcile_concurrency,
+        "kubeClient": {
+            "qps": float(spec.kube_client_qps or profile.kube_client_qps),
+            "burst": spec.kube_client_burst or profile.kube_client_burst,
+        },
+        "metrics": {
+            "enabled": True,
+            "serviceMonitor": {
+                "enabled": spec.service_monitor.enabled,
+                "interval": spec.service_monitor.interval,
+                "additionalLabels": dict(spec.service_monitor.labels),
+            },
+        },
+        "resources": resources.model_dump(),
+        "leaderElectionEnabled": True,
+    }
+    if spec.watch_namespaces is not None:
+        # Namespaced RBAC (Role/RoleBinding per watched namespace) instead of a ClusterRole.
+        values["singleNamespaceInstall"] = True
+        values["crNamespacedRbacEnable"] = True
+        values["watchNamespace"] = list(spec.watch_namespaces)
+    return deep_merge(values, spec.extra_values)
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's merge: maps merge key by key, anything else (lists included) is replaced."""
+    out = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

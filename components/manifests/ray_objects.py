@@ -1,0 +1,118 @@
+"""One reader for every object that embeds a Ray cluster.
+
+A RayCluster's spec, a RayService's ``spec.rayClusterConfig``, a RayJob's ``spec.rayClusterSpec``
+and a RayCronJob's ``spec.jobTemplate.rayClusterSpec`` are the same structure. Policy rules and
+feature-gate derivation read them through these functions so that no kind is forgotten. Inputs
+may be anything a user wrote: every accessor tolerates missing keys and wrong types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RAY_GROUP = "ray.io"
+RAY_KINDS = ("RayCluster", "RayService", "RayJob", "RayCronJob")
+
+# kind -> path (under the object) to the embedded RayCluster spec
+CLUSTER_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "RayCluster": ("spec",),
+    "RayService": ("spec", "rayClusterConfig"),
+    "RayJob": ("spec", "rayClusterSpec"),
+    "RayCronJob": ("spec", "jobTemplate", "rayClusterSpec"),
+}
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """A list for any sequence (pulumi_policy hands rules Sequence proxies), else empty."""
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else []
+
+
+def dig(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def object_ref(obj: Mapping[str, Any]) -> str:
+    """``Kind/namespace/name`` of any object, ``-`` for a missing namespace."""
+    meta = as_map(obj.get("metadata"))
+    return f"{obj.get('kind')}/{meta.get('namespace') or '-'}/{meta.get('name')}"
+
+
+def is_ray_object(obj: Mapping[str, Any]) -> bool:
+    api = obj.get("apiVersion")
+    return isinstance(api, str) and api.split("/")[0] == RAY_GROUP and obj.get("kind") in RAY_KINDS
+
+
+def cluster_spec(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """The embedded RayCluster spec of a Ray object and its dotted path, or None."""
+    if not is_ray_object(obj):
+        return None
+    path = CLUSTER_SPEC_PATHS[str(obj.get("kind"))]
+    spec = dig(obj, *path)
+    if not isinstance(spec, Mapping):
+        return None
+    return ".".join(path), spec
+
+
+@dataclass(frozen=True)
+class PodGroup:
+    """The head or one worker group of a Ray cluster, as written."""
+
+    path: str
+    """Dotted path of the group within the object, e.g. ``spec.workerGroupSpecs[1]``."""
+    role: str
+    """``head`` or ``worker``."""
+    name: str
+    group: Mapping[str, Any]
+
+    @property
+    def ray_start_params(self) -> Mapping[str, Any]:
+        return as_map(self.group.get("rayStartParams"))
+
+    @property
+    def pod_spec(self) -> Mapping[str, Any]:
+        return as_map(dig(self.group, "template", "spec"))
+
+    @property
+    def containers(self) -> list[Mapping[str, Any]]:
+        return [c for c in as_list(self.pod_spec.get("containers")) if isinstance(c, Mapping)]
+
+    @property
+    def ray_container(self) -> Mapping[str, Any]:
+        """KubeRay treats the first container as the Ray container."""
+        containers = self.containers
+        return containers[0] if containers else {}
+
+
+def pod_groups(obj: Mapping[str, Any]) -> Iterator[PodGroup]:
+    """Head first, then each worker group, of any Ray object."""
+    found = cluster_spec(obj)
+    if found is None:
+        return
+    base, spec = found
+    head = spec.get("headGroupSpec")
+    if isinstance(head, Mapping):
+        yield PodGroup(f"{base}.headGroupSpec", "head", "head", head)
+    for i, group in enumerate(as_list(spec.get("workerGroupSpecs"))):
+        if isinstance(group, Mapping):
+            name = group.get("groupName")
+            yield PodGroup(f"{base}.workerGroupSpecs[{i}]", "worker", name if isinstance(name, str) else f"#{i}", group)
+
+
+def container_resource(container: Mapping[str, Any], resource: str) -> Any:
+    """The limit (else request) a container sets for ``resource``, or None."""
+    res = as_map(container.get("resources"))
+    for section in ("limits", "requests"):
+        value = as_map(res.get(section)).get(resource)
+        if value is not None:
+            return value
+    return None

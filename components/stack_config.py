@@ -1,0 +1,31 @@
+"""Reads the stack's config into the typed spec, with clean errors under ``pulumi up`` too."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.errors import ConfigError
+from components.manifests.platform import PlatformManifests, build_manifests
+from components.spec import CONFIG_KEY, parse_platform
+
+PROJECT = "kuberay-platform"
+
+
+class StackConfigError(pulumi.RunError):
+    """A user's mistake in the stack file. Pulumi prints a RunError's message without a traceback;
+    the offline preview turns it into exit code 2."""
+
+
+def stack_file(stack: str) -> str:
+    return f"stacks/Pulumi.{stack}.yaml"
+
+
+def load_stack() -> PlatformManifests:
+    source = stack_file(pulumi.get_stack())
+    raw = pulumi.Config(PROJECT).get_object(CONFIG_KEY)
+    try:
+        if raw is None:
+            raise ConfigError([f"{source}: config.{PROJECT}:{CONFIG_KEY}: required key is missing (the platform spec)"])
+        return build_manifests(parse_platform(raw, source), source)
+    except ConfigError as exc:
+        raise StackConfigError(str(exc)) from None

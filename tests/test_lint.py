@@ -1,0 +1,106 @@
+"""``make lint``: the same rules over any YAML a user already has."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import REPO, SAMPLES
+from tools.lint import lint
+
+GOLDEN = yaml.safe_load((REPO / "tests/data/policies/golden-raycluster.yaml").read_text())
+
+
+def bad_cluster(name: str) -> dict:
+    obj = copy.deepcopy(GOLDEN)
+    obj["metadata"]["name"] = name
+    obj["spec"]["headGroupSpec"]["rayStartParams"] = {}
+    return obj
+
+
+def make_lint(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "-s", "lint", *args], cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def test_multi_document_files_lists_and_folders(tmp_path: Path) -> None:
+    (tmp_path / "multi.yaml").write_text(yaml.safe_dump_all([GOLDEN, bad_cluster("a")]))
+    sub = tmp_path / "more"
+    sub.mkdir()
+    (sub / "list.yml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [bad_cluster("b")]}))
+    (sub / "notes.txt").write_text("ignored: not YAML by suffix")
+    findings = lint([str(tmp_path)], "prod")
+    assert [(Path(p).name, v.name, v.policy) for p, v in findings] == [
+        ("list.yml", "b", "head-runs-tasks"),
+        ("multi.yaml", "a", "head-runs-tasks"),
+    ]
+
+
+def test_an_anti_pattern_is_flagged_and_its_fixed_twin_is_not(tmp_path: Path) -> None:
+    fixed = copy.deepcopy(GOLDEN)
+    fixed["metadata"]["name"] = "twin"
+    (tmp_path / "pair.yaml").write_text(yaml.safe_dump_all([bad_cluster("anti"), fixed]))
+    assert [v.name for _, v in lint([str(tmp_path / "pair.yaml")], "prod")] == ["anti"]
+
+
+def test_make_lint_json_output_and_exit_code(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad_cluster("bad")))
+    proc = make_lint("ENV=prod", f"FILES={path}", "FORMAT=json")
+    assert proc.returncode == 2  # make's own status when the tool exits 1
+    doc = json.loads(proc.stdout)
+    assert doc == {
+        "violations": [
+            {
+                "policy": "head-runs-tasks",
+                "enforcement": "mandatory",
+                "kind": "RayCluster",
+                "name": "bad",
+                "namespace": "ray",
+                "message": 'spec.headGroupSpec.rayStartParams: set num-cpus: "0" so tasks and actors are never '
+                "scheduled on the head",
+            }
+        ]
+    }
+
+
+def test_the_tool_exit_codes(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad_cluster("bad")))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tools", "lint", *args], cwd=REPO, capture_output=True, text=True)
+
+    prod = run("--env", "prod", str(path))
+    assert prod.returncode == 1
+    assert prod.stdout.strip() == (
+        f'{path}: RayCluster/bad: head-runs-tasks: spec.headGroupSpec.rayStartParams: set num-cpus: "0" so tasks '
+        "and actors are never scheduled on the head [mandatory]"
+    )
+    assert run("--env", "dev", str(path)).returncode == 0  # advisory in dev
+    missing = run(str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2 and missing.stderr.strip() == f"{tmp_path / 'nope.yaml'}: no such file or folder"
+    (tmp_path / "broken.yaml").write_text("a: [\n")
+    broken = run(str(tmp_path / "broken.yaml"))
+    assert broken.returncode == 2 and "broken.yaml:2:1: not valid YAML" in broken.stderr
+
+
+def test_make_lint_without_files_prints_usage() -> None:
+    proc = make_lint()
+    assert proc.returncode == 2 and "usage: make lint" in proc.stderr
+
+
+def test_every_upstream_sample_lints_without_an_internal_error() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools", "lint", "--env", "prod", "--format", "json", str(SAMPLES)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "internal error" not in proc.stderr
+    assert isinstance(json.loads(proc.stdout)["violations"], list)

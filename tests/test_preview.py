@@ -1,0 +1,168 @@
+"""``make preview``: the dev stack end to end, outputs, and the promised exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tools.preview import run_preview, write_outputs
+from tools.schema import Validator
+
+
+def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tools", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def dev_preview(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path_factory.mktemp("out")
+    return cli("preview", "--stack", "dev", "--out", str(out)), out / "dev"
+
+
+def test_the_dev_stack_previews_clean(dev_preview: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    proc, out = dev_preview
+    assert proc.returncode == 0, proc.stderr
+    assert "0 schema errors, 0 mandatory" in proc.stdout
+    assert {p.name for p in out.iterdir()} == {"manifests", "plan.json", "summary.md"}
+
+
+def test_every_written_manifest_passes_strict_validation(
+    dev_preview: tuple[subprocess.CompletedProcess[str], Path], crd_dir: Path
+) -> None:
+    _, out = dev_preview
+    files = sorted((out / "manifests").glob("*.yaml"))
+    kinds = []
+    validator = Validator("1.33", crd_dir)
+    for path in files:
+        docs = list(yaml.safe_load_all(path.read_text()))
+        assert len(docs) == 1, path  # one object per file
+        assert validator.validate(docs[0]) == [], path
+        kinds.append(docs[0]["kind"])
+    assert kinds == ["Namespace", "Namespace", "RayCluster"]
+
+
+def test_plan_json_has_the_promised_shape(dev_preview: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = dev_preview
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["stack"] == "dev" and plan["violations"] == []
+    for res in plan["resources"]:
+        assert set(res) >= {"type", "name", "parent", "inputs"}
+    types = {r["type"] for r in plan["resources"]}
+    assert {
+        "kubernetes:ray.io/v1:RayCluster",
+        "kubernetes:helm.sh/v4:Chart",
+        "kuberay-platform:index:KubeRayOperator",
+    } <= types
+    cluster = next(r for r in plan["resources"] if r["type"] == "kubernetes:ray.io/v1:RayCluster")
+    group = cluster["inputs"]["spec"]["workerGroupSpecs"][0]
+    assert isinstance(group["maxReplicas"], int)  # not 4.0: the wire format's floats are undone
+
+
+def test_summary_is_a_reviewable_markdown_report(dev_preview: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = dev_preview
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("# kuberay-platform preview: stack `dev`")
+    assert "**clean**" in summary
+    assert "| RayCluster | ray-dev/dev-cpu | 2.60.0 |" in summary
+    assert "| RayClusterMTLS | no |" in summary
+
+
+def test_a_misspelled_key_exits_2_with_file_path_and_hint_and_no_traceback(tmp_path: Path) -> None:
+    stack = (REPO / "stacks" / "Pulumi.dev.yaml").read_text().replace("scale: small", "scael: small")
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(stack)
+    proc = cli("preview", "--stack", "dev", "--stack-file", str(path), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"{path}: platform.operator.scael: unknown key; did you mean 'scale'?")
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_broken_yaml_and_missing_stacks_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("config:\n  kuberay-platform:platform: {environment: dev\n")
+    proc = cli("preview", "--stack", "dev", "--stack-file", str(path))
+    assert proc.returncode == 2 and proc.stderr.startswith(f"{path}:3:1: not valid YAML")
+    proc = cli("preview", "--stack", "nope")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "stacks/Pulumi.nope.yaml: stack file not found (create it, or pick another STACK)"
+
+
+def test_a_schema_error_fails_the_preview_with_exit_1(tmp_path: Path, crd_dir: Path) -> None:
+    """An object the CRDs do not accept: here the CRD directory lacks RayCluster entirely."""
+    partial = tmp_path / "crds"
+    partial.mkdir()
+    proc = cli("preview", "--stack", "dev", "--crds", str(partial), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 1
+    assert "schema: RayCluster/ray-dev/dev-cpu: <root>: no schema for ray.io/v1 RayCluster" in proc.stderr
+    summary = (tmp_path / "out" / "dev" / "summary.md").read_text()
+    assert "blocked: 2 schema error(s)" in summary  # the RayCluster and the chart's values file
+
+
+def test_a_mandatory_violation_fails_the_preview(
+    tmp_path: Path, crd_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import components.manifests.raycluster as builder
+
+    original = builder.ray_cluster
+
+    def head_runs_tasks(spec, environment):  # type: ignore[no-untyped-def]
+        obj = original(spec, environment)
+        obj["spec"]["headGroupSpec"]["rayStartParams"].pop("num-cpus")
+        return obj
+
+    monkeypatch.setattr("components.manifests.platform.ray_cluster", head_runs_tasks)
+    stack = (REPO / "stacks" / "Pulumi.dev.yaml").read_text().replace("environment: dev", "environment: prod")
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(stack)
+    result = run_preview("dev", crd_dir=crd_dir, stack_path=path)
+    assert [(v.policy, v.enforcement) for v in result.violations] == [("head-runs-tasks", "mandatory")]
+    assert result.exit_code == 1
+    write_outputs(result, tmp_path / "out")
+    plan = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert plan["violations"][0]["policy"] == "head-runs-tasks"
+    assert plan["violations"][0]["kind"] == "RayCluster" and plan["violations"][0]["namespace"] == "ray-dev"
+
+
+def test_internal_errors_exit_101_without_traceback_unless_debug(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("config:\n  kuberay-platform:platform: {environment: dev}\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, tools.preview as p; p.run_program = None; from tools.__main__ import main; "
+            f"sys.exit(main(['preview', '--stack', 'dev', '--stack-file', {str(path)!r}]))",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 101
+    assert "internal error: TypeError" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_every_stack_previews_clean_with_no_policy_findings(stack: str, crd_dir: Path) -> None:
+    result = run_preview(stack, crd_dir=crd_dir)
+    assert result.spec.environment == stack
+    assert [str(e) for e in result.schema_errors] == []
+    assert result.violations == []
+    assert result.exit_code == 0
+
+
+def test_the_prod_stack_switches_on_the_gates_its_workloads_use(crd_dir: Path) -> None:
+    result = run_preview("prod", crd_dir=crd_dir)
+    chart = next(r for r in result.resources if r.type == "kubernetes:helm.sh/v4:Chart")
+    gates = {g["name"]: g["enabled"] for g in chart.inputs["values"]["featureGates"]}
+    assert gates["GCSFaultToleranceEmbeddedStorage"] and gates["RayClusterNetworkPolicy"]
+    assert not gates["RayClusterMTLS"] and not gates["RayCronJob"]
+    assert chart.inputs["values"]["reconcileConcurrency"] == 20
+    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod"]

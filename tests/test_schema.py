@@ -1,0 +1,130 @@
+"""Strict validation against the real upstream schemas."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from components.manifests.ray_objects import is_ray_object
+from tests.conftest import all_samples, sample
+from tools.schema import Validator, prepare
+
+
+@pytest.fixture(scope="module")
+def validator(crd_dir: Path) -> Validator:
+    return Validator("1.33", crd_dir)
+
+
+def messages(validator: Validator, obj: dict) -> list[str]:
+    return [str(e) for e in validator.validate(obj)]
+
+
+def cluster() -> dict:
+    (obj,) = sample("kuberay/ray-cluster.sample.yaml")
+    return copy.deepcopy(obj)
+
+
+def test_every_upstream_ray_and_kueue_sample_is_valid(validator: Validator) -> None:
+    checked = 0
+    for path, obj in all_samples():
+        if is_ray_object(obj) or str(obj.get("apiVersion", "")).startswith(("kueue.x-k8s.io", "v1", "gateway")):
+            assert messages(validator, obj) == [], path
+            checked += 1
+    assert checked > 100
+
+
+def test_an_unknown_field_in_a_raycluster_fails(validator: Validator) -> None:
+    obj = cluster()
+    obj["spec"]["headGroupSpec"]["rayStartParam"] = {"num-cpus": "0"}
+    (msg,) = messages(validator, obj)
+    assert msg.startswith("RayCluster/-/raycluster-kuberay: spec.headGroupSpec: Additional properties are not allowed")
+    assert "'rayStartParam' was unexpected" in msg
+
+
+def test_an_unknown_field_deep_in_the_pod_template_fails(validator: Validator) -> None:
+    obj = cluster()
+    obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resource"] = {}
+    (msg,) = messages(validator, obj)
+    assert "spec.workerGroupSpecs[0].template.spec.containers[0]" in msg
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        pytest.param(
+            lambda s: s["workerGroupSpecs"][0].update(maxReplicas="5"), "'5' is not of type 'integer'", id="type"
+        ),
+        pytest.param(
+            lambda s: s["workerGroupSpecs"][0].pop("groupName"), "'groupName' is a required property", id="required"
+        ),
+        pytest.param(
+            lambda s: s.update(authOptions={"mode": "kubernetes-rbac"}),
+            "is not one of ['disabled', 'token']",
+            id="enum",
+        ),
+        pytest.param(
+            lambda s: s["headGroupSpec"]["rayStartParams"].update({"num-cpus": 0}),
+            "0 is not of type 'string'",
+            id="param-not-string",
+        ),
+    ],
+)
+def test_wrong_values_fail(validator: Validator, mutate, expected: str) -> None:
+    obj = cluster()
+    mutate(obj["spec"])
+    assert any(expected in m for m in messages(validator, obj)), messages(validator, obj)
+
+
+def test_metadata_is_checked_against_object_meta(validator: Validator) -> None:
+    obj = cluster()
+    obj["metadata"]["label"] = {"a": "b"}
+    obj["metadata"]["annotations"] = {"a": 1}
+    found = messages(validator, obj)
+    assert any("metadata: Additional properties are not allowed ('label' was unexpected)" in m for m in found)
+    assert any("metadata.annotations.a: 1 is not of type 'string'" in m for m in found)
+
+
+def test_core_kinds_are_strict(validator: Validator) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}, "spec": {"finalizer": []}}
+    (msg,) = messages(validator, ns)
+    assert "'finalizer' was unexpected" in msg
+
+
+def test_a_kind_without_a_schema_is_an_error_not_a_skip(validator: Validator) -> None:
+    (msg,) = messages(
+        validator, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}}
+    )
+    assert "no schema for scheduling.volcano.sh/v1beta1 Queue" in msg
+    (msg,) = messages(validator, {"apiVersion": "ray.io/v2", "kind": "RayCluster", "metadata": {"name": "q"}})
+    assert "no schema for ray.io/v2 RayCluster" in msg
+
+
+def test_the_deprecated_v1alpha1_version_is_still_served(validator: Validator) -> None:
+    obj = cluster()
+    obj["apiVersion"] = "ray.io/v1alpha1"
+    obj["spec"].pop("rayVersion", None)
+    assert messages(validator, obj) == []
+
+
+def test_prepare_drops_nulls_and_fills_defaults_like_the_api_server() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer", "default": 3},
+            "b": {"type": "string"},
+            "c": {"type": "string", "nullable": True},
+            "d": {"type": "array", "items": {"type": "object", "properties": {"e": {"type": "integer", "default": 1}}}},
+        },
+    }
+    assert prepare({"b": None, "c": None, "d": [{}]}, schema) == {"a": 3, "c": None, "d": [{"e": 1}]}
+
+
+def test_the_crd_location_can_be_overridden(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KUBERAY_PLATFORM_CRDS", str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError, match="set KUBERAY_PLATFORM_CRDS"):
+        Validator("1.33")
+    monkeypatch.setenv("KUBERAY_PLATFORM_CRDS", str(tmp_path))
+    (msg,) = messages(Validator("1.33"), cluster())
+    assert f"no schema for ray.io/v1 RayCluster in Kubernetes 1.33 or in {tmp_path}" in msg

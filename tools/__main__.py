@@ -1,0 +1,98 @@
+"""The offline engine's command line: ``python -m tools {preview,lint,policy-config}``.
+
+Results on stdout, diagnostics on stderr. Exit codes: 0 clean, 1 schema errors or mandatory
+violations, 2 config/usage/IO errors, 101 internal error (traceback only with ``--debug``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from components.errors import ConfigError
+from policies.rules.base import ENVIRONMENTS
+
+EXIT_OK, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INTERNAL = 0, 1, 2, 101
+
+
+def _preview(args: argparse.Namespace) -> int:
+    from tools.preview import run_preview, write_outputs
+
+    result = run_preview(
+        args.stack,
+        crd_dir=Path(args.crds) if args.crds else None,
+        stack_path=Path(args.stack_file) if args.stack_file else None,
+    )
+    out_dir = Path(args.out) / args.stack
+    write_outputs(result, out_dir)
+    for err in result.schema_errors:
+        print(f"schema: {err}", file=sys.stderr)
+    for v in result.violations:
+        print(f"policy: {v.kind}/{v.namespace or '-'}/{v.name}: {v.policy}: {v.message} [{v.enforcement}]")
+    print(
+        f"{args.stack}: {len(result.manifests)} objects, {len(result.schema_errors)} schema errors, "
+        f"{len(result.mandatory)} mandatory / {len(result.violations) - len(result.mandatory)} advisory "
+        f"findings; wrote {out_dir}/manifests, plan.json, summary.md"
+    )
+    return result.exit_code
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from tools.lint import lint, render
+
+    findings = lint(args.files, args.env)
+    text = render(findings, args.format)
+    if text:
+        print(text)
+    return EXIT_FINDINGS if any(v.enforcement == "mandatory" for _, v in findings) else EXIT_OK
+
+
+def _policy_config(args: argparse.Namespace) -> int:
+    from policies.pack import write_policy_configs
+
+    for path in write_policy_configs():
+        print(path)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("preview", help="offline preview of a stack")
+    p.add_argument("--stack", required=True)
+    p.add_argument("--out", default="out")
+    p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
+    p.add_argument("--crds", help="CRD folder (default: $KUBERAY_PLATFORM_CRDS or ../shared/crds)")
+    p.set_defaults(func=_preview)
+    p = sub.add_parser("lint", help="run the policy rules over YAML files or folders")
+    p.add_argument("--env", choices=ENVIRONMENTS, default="prod")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=_lint)
+    p = sub.add_parser("policy-config", help="regenerate policies/config/<env>.json")
+    p.set_defaults(func=_policy_config)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors are exit 2 already
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return EXIT_CONFIG
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except Exception as exc:  # everything else is a bug: report it, exit 101
+        if args.debug:
+            traceback.print_exc()
+        print(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Runs the real Pulumi program under the SDK's mock engine and records every resource.
+
+No CLI, no cluster, no credentials: ``pulumi.runtime.set_mocks`` replaces the engine, and
+``runpy`` runs ``__main__.py`` exactly as ``pulumi up`` would. What the mock wire format does to
+values (numbers become floats, secrets arrive wrapped) is undone in :func:`normalize`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+SECRET_PLACEHOLDER = "[secret]"
+PROJECT = "kuberay-platform"
+
+
+@dataclass
+class RecordedResource:
+    type: str
+    name: str
+    urn: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    transforms: list[Any] = field(default_factory=list, repr=False)
+
+    def to_plan(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "urn": self.urn, "parent": self.parent, "inputs": self.inputs}
+
+
+def normalize(value: Any) -> Any:
+    """Whole floats back to ints, secrets redacted, everything else as is."""
+    if isinstance(value, Mapping):
+        if SECRET_SIG in value:
+            return SECRET_PLACEHOLDER
+        return {str(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalize(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, pulumi.Output) or type(value).__name__ == "Unknown":
+        return None
+    return value
+
+
+class _Mocks(mocks.Mocks):
+    def __init__(self, recorder: _RecordingMonitor) -> None:
+        self.recorder = recorder
+
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        self.recorder.pending = args
+        # Echo the inputs as outputs: what the program reads back (metadata.name, ...) is what it set.
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    """A MockMonitor that also keeps the parent of each resource (MockResourceArgs lacks it)."""
+
+    def __init__(self) -> None:
+        self.recorded: list[RecordedResource] = []
+        self.pending: mocks.MockResourceArgs | None = None
+        super().__init__(_Mocks(self))
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        args, self.pending = self.pending, None
+        assert args is not None
+        parent = request.parent or None
+        if parent is not None and parent.split("::")[2] == "pulumi:pulumi:Stack":
+            parent = None  # top level (the SDK registers the Stack once per process)
+        self.recorded.append(
+            RecordedResource(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                parent=parent,
+                custom=bool(request.custom),
+                inputs=normalize(args.inputs),
+                transforms=list(args.transforms),
+            )
+        )
+        return response
+
+
+def run_program(
+    program_dir: Path, stack: str, config: Mapping[str, Any], secret_keys: list[str] | None = None
+) -> list[RecordedResource]:
+    """Run ``program_dir/__main__.py`` for ``stack`` with ``config`` (keys like
+    ``kuberay-platform:platform``; structured values are JSON-encoded as the CLI does) and return
+    every registered resource in registration order. Exceptions from the program propagate."""
+    monitor = _RecordingMonitor()
+    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
+    encoded = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    pulumi.runtime.set_all_config(encoded, secret_keys or [])
+    main = program_dir / "__main__.py"
+    root = str(program_dir.resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def _run() -> None:
+        cwd = os.getcwd()
+        os.chdir(program_dir)  # `pulumi up` runs the program from the project directory
+        try:
+            runpy.run_path(str(main), run_name="__main__")
+        finally:
+            os.chdir(cwd)
+
+    _run()
+    return monitor.recorded
