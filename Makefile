@@ -12,6 +12,8 @@ STACK ?= dev
 ENV ?= prod
 FORMAT ?= text
 FILES ?=
+POLICY_CONFIG ?=
+POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 
 .PHONY: venv preview lint check test policy-config clean
 
@@ -24,11 +26,11 @@ $(STAMP): requirements.txt
 venv: $(STAMP)
 
 preview: $(STAMP)
-	$(BIN)/python -m tools preview --stack $(STACK)
+	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG)
 
 lint: $(STAMP)
 	@if [ -z "$(FILES)" ]; then echo 'usage: make lint ENV=<dev|staging|prod> FILES="<files or folders>" [FORMAT=json]' >&2; exit 2; fi
-	$(BIN)/python -m tools lint --env $(ENV) --format $(FORMAT) $(FILES)
+	$(BIN)/python -m tools lint --env $(ENV) --format $(FORMAT) $(POLICY_CONFIG_ARG) $(FILES)
 
 policy-config: $(STAMP)
 	$(BIN)/python -m tools policy-config

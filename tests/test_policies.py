@@ -1,4 +1,4 @@
-"""The policy pack: pure rules, their pulumi_policy wrappers and per-environment levels."""
+"""The policy pack: every rule with violating and passing fixtures, wrappers and levels."""
 
 from __future__ import annotations
 
@@ -8,24 +8,73 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import yaml
 from pulumi_policy import (
     EnforcementLevel,
     PolicyCustomTimeouts,
+    PolicyResource,
     PolicyResourceOptions,
     ResourceValidationArgs,
     ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policies.pack import CONFIG_DIR, build_policies, policy_config
-from policies.rules import RESOURCE_RULES, head_runs_tasks
+from policies.rules import RESOURCE_RULES, STACK_RULES, head_runs_tasks
 from policies.rules.base import ENVIRONMENTS, RuleContext, resource_type
 from policies.rules.engine import evaluate
-from tests.conftest import REPO
+from tests.conftest import REPO, all_samples
+from tests.policy_fixtures import ALSO, CASES, GOLDEN, container, golden, head, worker
 
-GOLDEN = yaml.safe_load((REPO / "tests/data/policies/golden-raycluster.yaml").read_text())
+ALL_RULES = [r.name for r in RESOURCE_RULES] + [r.name for r in STACK_RULES]
 GPU = {"nvidia.com/gpu": "1"}
+
+
+OPT_IN = {r.name: {"enforcementLevel": "mandatory"} for r in RESOURCE_RULES if r.level("prod") == "disabled"}
+"""Rules off by default (opt-in through policy config), switched on so their fixtures are judged."""
+
+
+def fired(objects: list[dict[str, Any]], env: str = "prod") -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for v in evaluate(objects, RuleContext(env), OPT_IN):
+        out.setdefault(v.policy, []).append(v.message)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_each_golden_object_passes_every_rule_in_every_environment(name: str) -> None:
+    for env in ENVIRONMENTS:
+        assert fired([golden(name)], env) == {}, (name, env)
+
+
+def test_every_rule_has_violating_fixtures() -> None:
+    assert sorted(CASES) == sorted(set(ALL_RULES) - {"shared-redis-storage-namespace", "missing-local-queue"})
+
+
+CASE_PARAMS = [
+    pytest.param(rule, base, change, fragment, id=f"{rule}-{i}")
+    for rule, cases in CASES.items()
+    for i, (base, change, fragment) in enumerate(cases)
+]
+
+
+@pytest.mark.parametrize(("rule", "base", "change", "fragment"), CASE_PARAMS)
+def test_the_anti_pattern_is_flagged_and_its_fixed_twin_is_not(
+    rule: str, base: str, change: Callable[[dict[str, Any]], None], fragment: str
+) -> None:
+    twin = golden(base)
+    change(twin)
+    found = fired([twin])
+    assert rule in found, found
+    assert any(fragment in m for m in found[rule]), found[rule]
+    assert set(found) <= {rule} | ALSO.get(rule, set()), found
+    assert rule not in fired([golden(base)])
+
+
+# --- head-runs-tasks reads every kind the same way ---------------------------------------------
+
+KINDS = ["RayCluster", "RayService", "RayJob", "RayCronJob"]
 
 
 def wrap(kind: str, cluster_spec: dict[str, Any]) -> dict[str, Any]:
@@ -43,145 +92,289 @@ def head_messages(obj: dict[str, Any]) -> list[str]:
     return list(head_runs_tasks.check(resource_type(obj), obj, RuleContext("prod")))
 
 
-def mutated(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    spec = copy.deepcopy(GOLDEN["spec"])
-    change(spec)
-    return spec
-
-
-def _head(spec: dict[str, Any]) -> dict[str, Any]:
-    return spec["headGroupSpec"]
-
-
-def _worker_container(spec: dict[str, Any]) -> dict[str, Any]:
-    return spec["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]
-
-
-KINDS = ["RayCluster", "RayService", "RayJob", "RayCronJob"]
+def cluster_of_golden() -> dict[str, Any]:
+    return copy.deepcopy(GOLDEN["raycluster"]["spec"])
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_golden_cluster_passes_in_every_kind(kind: str) -> None:
-    assert head_messages(wrap(kind, copy.deepcopy(GOLDEN["spec"]))) == []
+def test_head_rule_passes_the_golden_cluster_in_every_kind(kind: str) -> None:
+    assert head_messages(wrap(kind, cluster_of_golden())) == []
 
 
-def _gpu_workers_with_head_gpus_zero(spec: dict[str, Any]) -> None:
-    _worker_container(spec)["resources"]["limits"].update(GPU)
-    _head(spec)["rayStartParams"]["num-gpus"] = "0"
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_gpu_workers_with_num_gpus_zero_on_the_head_pass(kind: str) -> None:
-    assert head_messages(wrap(kind, mutated(_gpu_workers_with_head_gpus_zero))) == []
-
-
-VIOLATIONS = [
+PREFIX = {
+    "RayCluster": "spec.",
+    "RayService": "spec.rayClusterConfig.",
+    "RayJob": "spec.rayClusterSpec.",
+    "RayCronJob": "spec.jobTemplate.rayClusterSpec.",
+}
+HEAD_VIOLATIONS = [
     pytest.param(
-        lambda s: _head(s)["rayStartParams"].pop("num-cpus"),
-        'spec.headGroupSpec.rayStartParams: set num-cpus: "0" so tasks and actors are never scheduled on the head',
+        lambda s: s["headGroupSpec"]["rayStartParams"].pop("num-cpus"),
+        'headGroupSpec.rayStartParams: set num-cpus: "0" so tasks and actors are never scheduled on the head',
         id="num-cpus-missing",
     ),
     pytest.param(
-        lambda s: _head(s)["rayStartParams"].update({"num-cpus": "4"}),
-        "spec.headGroupSpec.rayStartParams.num-cpus is '4': set it to \"0\" so the head runs no tasks",
+        lambda s: s["headGroupSpec"]["rayStartParams"].update({"num-cpus": "4"}),
+        "headGroupSpec.rayStartParams.num-cpus is '4': set it to \"0\" so the head runs no tasks",
         id="num-cpus-nonzero",
     ),
     pytest.param(
-        lambda s: _worker_container(s)["resources"]["limits"].update(GPU),
-        "spec.headGroupSpec.rayStartParams: the cluster has GPUs; "
-        'set num-gpus: "0" so GPU work never lands on the head',
+        lambda s: s["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resources"]["limits"].update(GPU),
+        'headGroupSpec.rayStartParams: the cluster has GPUs; set num-gpus: "0" so GPU work never lands on the head',
         id="gpu-cluster-without-num-gpus-zero",
     ),
     pytest.param(
         lambda s: s["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"].update(GPU),
-        "spec.headGroupSpec.template.spec.containers[0].resources requests nvidia.com/gpu: 1: the head needs no "
+        "headGroupSpec.template.spec.containers[0].resources requests nvidia.com/gpu: 1: the head needs no "
         "accelerators; move them to a worker group",
         id="gpus-on-the-head",
     ),
 ]
 
 
-@pytest.mark.parametrize(("change", "message"), VIOLATIONS)
+@pytest.mark.parametrize(("change", "message"), HEAD_VIOLATIONS)
 @pytest.mark.parametrize("kind", KINDS)
-def test_head_runs_tasks_violations_in_every_kind(
-    kind: str, change: Callable[[dict[str, Any]], None], message: str
-) -> None:
-    found = head_messages(wrap(kind, mutated(change)))
-    prefix = {
-        "RayCluster": "spec.",
-        "RayService": "spec.rayClusterConfig.",
-        "RayJob": "spec.rayClusterSpec.",
-        "RayCronJob": "spec.jobTemplate.rayClusterSpec.",
-    }[kind]
-    assert prefix + message.removeprefix("spec.") in found
+def test_head_rule_violations_in_every_kind(kind: str, change: Callable[[dict[str, Any]], None], message: str) -> None:
+    spec = cluster_of_golden()
+    change(spec)
+    assert PREFIX[kind] + message in head_messages(wrap(kind, spec))
 
 
-@pytest.mark.parametrize(
-    "obj",
-    [
-        pytest.param({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, id="not-ray"),
-        pytest.param({"apiVersion": "ray.io/v1", "kind": "RayCluster", "spec": "oops"}, id="spec-not-a-map"),
-        pytest.param(
-            {"apiVersion": "ray.io/v1", "kind": "RayCluster", "spec": {"headGroupSpec": []}}, id="head-not-a-map"
-        ),
-        pytest.param(
-            {"apiVersion": "ray.io/v1", "kind": "RayJob", "spec": {"clusterSelector": {"ray.io/cluster": "x"}}},
-            id="job-on-existing-cluster",
-        ),
-    ],
-)
+def test_a_tpu_cluster_needs_no_num_gpus_on_the_head() -> None:
+    assert head_messages(golden("rayjob")) == []
+
+
+# --- rules cope with odd input -------------------------------------------------------------------
+
+ODD = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},
+    {"apiVersion": "ray.io/v1", "kind": "RayCluster", "spec": "oops"},
+    {"apiVersion": "ray.io/v1", "kind": "RayCluster", "spec": {"headGroupSpec": [], "workerGroupSpecs": {"a": 1}}},
+    {"apiVersion": "ray.io/v1", "kind": "RayJob", "spec": {"clusterSelector": {"ray.io/cluster": "x"}}},
+    {"apiVersion": "ray.io/v1", "kind": "RayService", "spec": {"serveConfigV2": 42, "rayClusterConfig": None}},
+    {"apiVersion": 7, "kind": None, "metadata": [], "spec": {"workerGroupSpecs": [None, 3, {"template": "x"}]}},
+    {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": 3, "labels": "x"},
+        "spec": {
+            "headGroupSpec": {"rayStartParams": None, "template": {"spec": {"containers": [None, {"resources": 5}]}}},
+            "workerGroupSpecs": [
+                {"minReplicas": "many", "numOfHosts": None, "template": {"spec": {"containers": "x"}}}
+            ],
+        },
+    },
+]
+
+
+@pytest.mark.parametrize("obj", ODD, ids=[f"odd-{i}" for i in range(len(ODD))])
 def test_rules_cope_with_odd_input(obj: dict[str, Any]) -> None:
-    for rule in RESOURCE_RULES:
-        assert list(rule.check(resource_type(obj), obj, RuleContext())) == []
+    evaluate([obj], RuleContext())  # no exception: findings, if any, are the rules' business
+
+
+def test_every_upstream_sample_runs_through_every_rule() -> None:
+    objects = [obj for _, obj in all_samples()]
+    assert len(evaluate(objects, RuleContext("prod"))) > 0
+
+
+# --- stack rules -------------------------------------------------------------------------------
+
+
+def _redis_cluster(name: str, namespace: str = "shared") -> dict[str, Any]:
+    obj = golden("raycluster")
+    obj["metadata"]["name"] = name
+    obj["spec"]["gcsFaultToleranceOptions"] = {
+        "redisAddress": "redis:6379",
+        "externalStorageNamespace": namespace,
+        "redisPassword": {"valueFrom": {"secretKeyRef": {"name": "redis", "key": "password"}}},
+    }
+    return obj
+
+
+def test_two_clusters_sharing_a_redis_namespace_are_flagged_and_separate_ones_are_not() -> None:
+    found = fired([_redis_cluster("a"), _redis_cluster("b")])
+    assert list(found) == ["shared-redis-storage-namespace"]
+    assert (
+        "'shared' on Redis redis:6379 is already used by RayCluster/ray/a" in found["shared-redis-storage-namespace"][0]
+    )
+    assert fired([_redis_cluster("a", "a"), _redis_cluster("b", "b")]) == {}
+
+
+def _rocksdb_cluster() -> dict[str, Any]:
+    obj = golden("raycluster")
+    obj["spec"]["gcsFaultToleranceOptions"] = {"backend": "rocksdb"}
+    return obj
+
+
+def test_feature_gates_are_read_from_the_operator_deployment() -> None:
+    def deployment(gates: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "kuberay-operator", "namespace": "kuberay-system"},
+            "spec": {"template": {"spec": {"containers": [{"name": "op", "args": [f"--feature-gates={gates}"]}]}}},
+        }
+
+    assert "feature-gate-off" in fired([_rocksdb_cluster(), deployment("RayClusterMTLS=true")])
+    assert "feature-gate-off" not in fired([_rocksdb_cluster(), deployment("GCSFaultToleranceEmbeddedStorage=true")])
+
+
+def test_feature_gates_are_read_from_the_chart_values() -> None:
+    from policies.rules.engine import evaluate_resources
+
+    def chart(enabled: bool) -> tuple[str, dict[str, Any]]:
+        values = {"featureGates": [{"name": "GCSFaultToleranceEmbeddedStorage", "enabled": enabled}]}
+        return "kubernetes:helm.sh/v4:Chart", {"chart": "kuberay-operator", "values": values}
+
+    rocksdb = (resource_type(_rocksdb_cluster()), _rocksdb_cluster())
+    on = evaluate_resources([chart(True), rocksdb], RuleContext("prod"))
+    off = evaluate_resources([chart(False), rocksdb], RuleContext("prod"))
+    assert [v.policy for _, v in on] == []
+    assert [(i, v.policy) for i, v in off] == [(1, "feature-gate-off")]
+    assert "off in the kuberay-operator chart values" in off[0][1].message
+
+
+def _local_queue(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": "cq"},
+    }
+
+
+def test_a_queue_label_must_name_an_existing_local_queue() -> None:
+    job = golden("rayjob")  # labelled research/research
+    found = fired([job, _local_queue("other", "research"), _local_queue("research", "elsewhere")])
+    assert list(found) == ["missing-local-queue"]
+    assert "no LocalQueue 'research' in namespace research (there: other)" in found["missing-local-queue"][0]
+    assert fired([job, _local_queue("research", "research")]) == {}
+    assert fired([job]) == {}  # no queues among the resources: managed elsewhere, not checked
+
+
+# --- levels, the pack and its config ------------------------------------------------------------
+
+
+def test_opt_in_rules_are_off_unless_the_policy_config_enables_them() -> None:
+    assert "image-digest" in OPT_IN
+    undigested = golden("raycluster")
+    container(worker(undigested))["image"] = "rayproject/ray:2.60.0-py311"
+    assert evaluate([undigested], RuleContext("prod")) == []
+    (violation,) = evaluate([undigested], RuleContext("prod"), {"image-digest": {"enforcementLevel": "advisory"}})
+    assert (violation.policy, violation.enforcement) == ("image-digest", "advisory")
+
+
+def test_policy_config_overrides_levels_and_tunables() -> None:
+    service = golden("rayservice")
+    config = {"serving-min-replicas": {"enforcementLevel": "advisory", "servingMinReplicas": 3}}
+    (violation,) = evaluate([service], RuleContext("prod"), config)
+    assert violation.enforcement == "advisory" and "at least 3" in violation.message
 
 
 def test_levels_differ_by_environment() -> None:
-    violating = wrap("RayCluster", mutated(lambda s: _head(s)["rayStartParams"].pop("num-cpus")))
+    violating = golden("raycluster")
+    head(violating)["rayStartParams"].pop("num-cpus")
     assert [v.enforcement for v in evaluate([violating], RuleContext("dev"))] == ["advisory"]
     assert [v.enforcement for v in evaluate([violating], RuleContext("prod"))] == ["mandatory"]
 
 
+def test_rule_names_are_unique_and_stable() -> None:
+    assert len(ALL_RULES) == len(set(ALL_RULES))
+    assert all(name == name.lower() and " " not in name for name in ALL_RULES)
+
+
 def test_the_pack_builds_with_pulumi_policy_types_without_a_server() -> None:
     policies = build_policies()
-    assert [p.name for p in policies] == [r.name for r in RESOURCE_RULES]
-    assert all(isinstance(p, ResourceValidationPolicy) for p in policies)
-    assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in policies)  # prod unless configured
-    assert policies[0].config_schema is not None
-    assert policies[0].config_schema.properties["environment"]["enum"] == list(ENVIRONMENTS)
+    assert [p.name for p in policies] == ALL_RULES
+    assert all(isinstance(p, ResourceValidationPolicy) for p in policies[: len(RESOURCE_RULES)])
+    assert all(isinstance(p, StackValidationPolicy) for p in policies[len(RESOURCE_RULES) :])
+    by_name = {p.name: p for p in policies}
+    assert by_name["head-runs-tasks"].enforcement_level == EnforcementLevel.MANDATORY  # prod unless configured
+    assert by_name["image-digest"].enforcement_level == EnforcementLevel.DISABLED  # opt-in
+    for p in policies:
+        assert p.config_schema is not None and p.config_schema.properties["environment"]["enum"] == list(ENVIRONMENTS)
+    assert by_name["serving-min-replicas"].config_schema.properties["servingMinReplicas"]["default"] == 2
 
 
-def _args(obj: Any, environment: str) -> ResourceValidationArgs:
-    opts = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+def _opts() -> PolicyResourceOptions:
+    return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+
+
+def _args(obj: Any, config: dict[str, Any]) -> ResourceValidationArgs:
     return ResourceValidationArgs(
-        resource_type(GOLDEN),
+        "kubernetes:ray.io/v1:RayCluster",
         obj,
         "urn:pulumi:dev::p::kubernetes:ray.io/v1:RayCluster::x",
         "x",
-        opts,
+        _opts(),
         None,
-        {"environment": environment},
+        config,
     )
 
 
-def test_the_pulumi_policy_reports_what_the_rule_finds() -> None:
-    policy = build_policies()[0]
-    violating = wrap("RayCluster", mutated(lambda s: _head(s)["rayStartParams"].pop("num-cpus")))
+def _policy(name: str) -> Any:
+    return next(p for p in build_policies() if p.name == name)
+
+
+def test_the_resource_policy_reports_what_the_rule_finds() -> None:
+    violating = golden("raycluster")
+    head(violating)["rayStartParams"].pop("num-cpus")
     reported: list[str] = []
-    policy.validate(_args(unknown_checking_proxy(violating), "prod"), lambda msg, urn=None: reported.append(msg))  # type: ignore[misc]
+    _policy("head-runs-tasks").validate(
+        _args(unknown_checking_proxy(violating), {"environment": "prod"}), lambda m, u=None: reported.append(m)
+    )
     assert reported == [head_messages(violating)[0]]
     reported.clear()
-    policy.validate(
-        _args(unknown_checking_proxy(copy.deepcopy(GOLDEN)), "prod"), lambda msg, urn=None: reported.append(msg)
-    )  # type: ignore[misc]
+    _policy("head-runs-tasks").validate(
+        _args(unknown_checking_proxy(golden("raycluster")), {}), lambda m, u=None: reported.append(m)
+    )
     assert reported == []
+
+
+def test_rule_options_reach_the_rule_through_policy_config() -> None:
+    service = golden("rayservice")  # minReplicas 2
+    reported: list[str] = []
+    args = ResourceValidationArgs(
+        "kubernetes:ray.io/v1:RayService",
+        unknown_checking_proxy(service),
+        "urn",
+        "x",
+        _opts(),
+        None,
+        {"environment": "prod", "servingMinReplicas": 3},
+    )
+    _policy("serving-min-replicas").validate(args, lambda m, u=None: reported.append(m))
+    assert reported and "needs a floor of at least 3" in reported[0]
+
+
+def test_the_stack_policy_reports_on_the_offending_resource() -> None:
+    resources = [
+        PolicyResource(
+            "kubernetes:ray.io/v1:RayCluster",
+            unknown_checking_proxy(_redis_cluster(n)),
+            f"urn:{n}",
+            n,
+            _opts(),
+            None,
+            None,
+            [],
+            {},
+        )
+        for n in ("a", "b")
+    ]
+    reported: list[tuple[str, Any]] = []
+    _policy("shared-redis-storage-namespace").validate(
+        StackValidationArgs(resources, {"environment": "prod"}), lambda m, u=None: reported.append((m, u))
+    )
+    assert [u for _, u in reported] == ["urn:b"]
 
 
 def test_an_unknown_value_during_preview_is_left_to_the_analyzer() -> None:
     """pulumi_policy turns UnknownValueError into a 'cannot run during preview' note."""
-    obj = copy.deepcopy(GOLDEN)
-    obj["spec"]["headGroupSpec"]["rayStartParams"] = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # Pulumi's unknown sentinel
+    obj = golden("raycluster")
+    head(obj)["rayStartParams"] = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # Pulumi's unknown sentinel
     with pytest.raises(UnknownValueError):
-        build_policies()[0].validate(_args(unknown_checking_proxy(obj), "prod"), lambda msg, urn=None: None)  # type: ignore[misc]
+        _policy("head-runs-tasks").validate(_args(unknown_checking_proxy(obj), {}), lambda m, u=None: None)
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)
@@ -192,8 +385,12 @@ def test_the_checked_in_policy_configs_match_the_level_table(env: str) -> None:
 
 def test_policies_md_lists_every_rule_with_its_levels() -> None:
     text = (REPO / "POLICIES.md").read_text()
-    for rule in RESOURCE_RULES:
+    for rule in [*RESOURCE_RULES, *STACK_RULES]:
         row = next((line for line in text.splitlines() if line.startswith(f"| `{rule.name}` |")), None)
         assert row is not None, rule.name
         cells = [c.strip() for c in row.split("|")[2:5]]
         assert cells == [rule.level(env) for env in ENVIRONMENTS], rule.name
+
+
+def test_container_helper_used_by_fixtures() -> None:
+    assert container(worker(golden("raycluster")))["name"] == "ray-worker"

@@ -15,6 +15,7 @@ from components.errors import ConfigError
 from policies.rules.base import ENVIRONMENTS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INTERNAL = 0, 1, 2, 101
+POLICY_CONFIG_HELP = "policy levels and tunables (default: policies/config/<env>.json, as for pulumi preview)"
 
 
 def _preview(args: argparse.Namespace) -> int:
@@ -24,6 +25,7 @@ def _preview(args: argparse.Namespace) -> int:
         args.stack,
         crd_dir=Path(args.crds) if args.crds else None,
         stack_path=Path(args.stack_file) if args.stack_file else None,
+        policy_config=args.policy_config,
     )
     out_dir = Path(args.out) / args.stack
     write_outputs(result, out_dir)
@@ -42,7 +44,7 @@ def _preview(args: argparse.Namespace) -> int:
 def _lint(args: argparse.Namespace) -> int:
     from tools.lint import lint, render
 
-    findings = lint(args.files, args.env)
+    findings = lint(args.files, args.env, args.policy_config)
     text = render(findings, args.format)
     if text:
         print(text)
@@ -65,11 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stack", required=True)
     p.add_argument("--out", default="out")
     p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
+    p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument("--crds", help="CRD folder (default: $KUBERAY_PLATFORM_CRDS or ../shared/crds)")
     p.set_defaults(func=_preview)
     p = sub.add_parser("lint", help="run the policy rules over YAML files or folders")
     p.add_argument("--env", choices=ENVIRONMENTS, default="prod")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument("files", nargs="+")
     p.set_defaults(func=_lint)
     p = sub.add_parser("policy-config", help="regenerate policies/config/<env>.json")

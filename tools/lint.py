@@ -17,8 +17,9 @@ from typing import Any
 import yaml
 
 from components.errors import ConfigError
-from policies.rules.base import RuleContext, Violation
-from policies.rules.engine import evaluate
+from policies.rules.base import RuleContext, Violation, resource_type
+from policies.rules.engine import evaluate_resources
+from tools.policy_config import resolve
 from tools.schema import yaml_load_all
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -76,10 +77,14 @@ def _objects(docs: list[Any]) -> Iterator[Mapping[str, Any]]:
             yield doc
 
 
-def lint(paths: list[str], environment: str) -> list[tuple[str, Violation]]:
+def lint(paths: list[str], environment: str, policy_config: str | None = None) -> list[tuple[str, Violation]]:
+    """Findings over every object of ``paths`` judged together (stack rules see all of them), with
+    the levels of ``policy_config`` (default ``policies/config/<env>.json``)."""
+    config = resolve(policy_config, environment)
     located = load_objects(expand(paths))
-    ctx = RuleContext(environment=environment)
-    return [(item.path, v) for item in located for v in evaluate([item.obj], ctx)]
+    resources = [(resource_type(item.obj), item.obj) for item in located]
+    found = evaluate_resources(resources, RuleContext(environment=environment), config)
+    return [(located[i].path, v) for i, v in found]
 
 
 def render(findings: list[tuple[str, Violation]], fmt: str) -> str:

@@ -20,9 +20,10 @@ from components.errors import ConfigError
 from components.spec import CONFIG_KEY, PlatformSpec, parse_platform
 from components.stack_config import PROJECT, StackConfigError, stack_file
 from policies.rules.base import RuleContext, Violation
-from policies.rules.engine import evaluate
+from policies.rules.engine import evaluate_resources
 from tools.chart_values import unknown_keys, upstream_values
 from tools.engine import RecordedResource, run_program
+from tools.policy_config import resolve
 from tools.schema import REPO_ROOT, SchemaError, Validator, default_crd_dir
 from tools.stackfile import read_stack_config
 
@@ -59,7 +60,11 @@ def to_manifest(res: RecordedResource) -> dict[str, Any] | None:
 
 
 def run_preview(
-    stack: str, program_dir: Path = REPO_ROOT, crd_dir: Path | None = None, stack_path: Path | None = None
+    stack: str,
+    program_dir: Path = REPO_ROOT,
+    crd_dir: Path | None = None,
+    stack_path: Path | None = None,
+    policy_config: str | None = None,
 ) -> PreviewResult:
     """Preview ``stack`` from ``stacks/Pulumi.<stack>.yaml`` (or ``stack_path``, e.g. a proposed change)."""
     source = stack_file(stack)
@@ -83,7 +88,11 @@ def run_preview(
     for res in resources:
         if res.type == CHART_TYPE:
             result.schema_errors += check_chart_values(res, crd_dir)
-    result.violations = evaluate(manifests, RuleContext(environment=spec.environment))
+    config = resolve(policy_config, spec.environment)
+    found = evaluate_resources(
+        [(r.type, r.inputs) for r in resources], RuleContext(environment=spec.environment), config
+    )
+    result.violations = [v for _, v in found]
     return result
 
 

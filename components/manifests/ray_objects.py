@@ -116,3 +116,63 @@ def container_resource(container: Mapping[str, Any], resource: str) -> Any:
         if value is not None:
             return value
     return None
+
+
+ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu")
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+
+
+def number(value: Any) -> float | None:
+    """A plain count (``"4"``, ``4``, ``4.0``) as a float; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def accelerators(container: Mapping[str, Any]) -> dict[str, float]:
+    """Accelerator resource -> count the container asks for (limit, else request)."""
+    out = {}
+    for res in ACCELERATOR_RESOURCES:
+        amount = number(container_resource(container, res))
+        if amount:
+            out[res] = amount
+    return out
+
+
+def group_accelerators(group: PodGroup) -> dict[str, float]:
+    """Accelerators one pod of a group asks for, summed over its containers."""
+    total: dict[str, float] = {}
+    for container in group.containers:
+        for res, amount in accelerators(container).items():
+            total[res] = total.get(res, 0) + amount
+    return total
+
+
+def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return as_map(obj.get("metadata"))
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return as_map(metadata_of(obj).get("labels"))
+
+
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return as_map(metadata_of(obj).get("annotations"))
+
+
+def job_spec(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The RayJob spec of a RayJob or of a RayCronJob's job template."""
+    if not is_ray_object(obj):
+        return None
+    if obj.get("kind") == "RayJob":
+        return as_map(obj.get("spec"))
+    if obj.get("kind") == "RayCronJob":
+        return as_map(dig(obj, "spec", "jobTemplate"))
+    return None
+
+
+def job_spec_path(obj: Mapping[str, Any]) -> str:
+    return "spec.jobTemplate" if obj.get("kind") == "RayCronJob" else "spec"

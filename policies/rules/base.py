@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from components.manifests.ray_objects import as_map
 
 Enforcement = Literal["mandatory", "advisory", "disabled"]
 ENVIRONMENTS: tuple[str, ...] = ("dev", "staging", "prod")
@@ -15,6 +17,8 @@ DEFAULT_ENVIRONMENT = "prod"
 @dataclass(frozen=True)
 class RuleContext:
     environment: str = DEFAULT_ENVIRONMENT
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Per-rule tunables from policy config (e.g. ``largeServiceAccelerators``)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,12 @@ class Violation:
 ResourceCheck = Callable[[str, Mapping[str, Any], RuleContext], Iterable[str]]
 """(Pulumi resource type, the object's properties, context) -> one message per problem."""
 
+Resource = tuple[str, Mapping[str, Any]]
+"""(Pulumi resource type, properties) as a stack rule sees each resource of the stack."""
+
+StackCheck = Callable[[list[Resource], RuleContext], Iterable[tuple[int, str]]]
+"""(every resource of the stack, context) -> (index of the offending resource, message)."""
+
 
 @dataclass(frozen=True)
 class ResourceRule:
@@ -47,6 +57,20 @@ class ResourceRule:
     description: str
     levels: Mapping[str, Enforcement]
     check: ResourceCheck
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Tunables the rule reads from ``ctx.options``, as JSON Schema properties with defaults."""
+
+    def level(self, environment: str) -> Enforcement:
+        return self.levels.get(environment, self.levels[DEFAULT_ENVIRONMENT])
+
+
+@dataclass(frozen=True)
+class StackRule:
+    name: str
+    description: str
+    levels: Mapping[str, Enforcement]
+    check: StackCheck
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def level(self, environment: str) -> Enforcement:
         return self.levels.get(environment, self.levels[DEFAULT_ENVIRONMENT])
@@ -56,8 +80,27 @@ def levels(dev: Enforcement, staging: Enforcement, prod: Enforcement) -> dict[st
     return {"dev": dev, "staging": staging, "prod": prod}
 
 
+MANDATORY = levels("mandatory", "mandatory", "mandatory")
+"""What the operator or the API would reject anyway, or what cannot work: blocked everywhere."""
+PROD_ONLY = levels("advisory", "advisory", "mandatory")
+"""Unsafe for production; a dev or staging stack may legitimately differ."""
+NOT_DEV = levels("advisory", "mandatory", "mandatory")
+"""Unsafe beyond a developer's sandbox."""
+
+
 def resource_type(obj: Mapping[str, Any]) -> str:
     """The Pulumi type token of a Kubernetes object: ``kubernetes:ray.io/v1:RayCluster``,
     ``kubernetes:core/v1:Namespace``."""
     api = str(obj.get("apiVersion", ""))
     return f"kubernetes:{api if '/' in api else 'core/' + api}:{obj.get('kind')}"
+
+
+def as_object(rtype: str, props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The Kubernetes object behind a Pulumi resource: its properties, with ``apiVersion`` and
+    ``kind`` taken from the type token when the properties lack them."""
+    if "apiVersion" in props and "kind" in props:
+        return props
+    parts = rtype.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes":
+        return props
+    return {"apiVersion": parts[1].removeprefix("core/"), "kind": parts[2], **dict(as_map(props))}

@@ -16,20 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import container_resource, pod_groups
+from components.manifests.ray_objects import ACCELERATOR_RESOURCES, GPU_RESOURCES, container_resource, pod_groups
 from policies.rules.base import ResourceRule, RuleContext, levels
-
-ACCELERATORS = ("nvidia.com/gpu", "google.com/tpu", "amd.com/gpu")
 
 
 def _zero(value: Any) -> bool:
     return str(value).strip() in ("0", "0.0")
 
 
-def _has_gpus(group_params: Mapping[str, Any], containers: list[Mapping[str, Any]]) -> bool:
-    if "num-gpus" in group_params and not _zero(group_params["num-gpus"]):
-        return True
-    return any(container_resource(c, acc) not in (None, 0, "0") for c in containers for acc in ACCELERATORS)
+def _has_gpus(containers: list[Mapping[str, Any]]) -> bool:
+    return any(container_resource(c, gpu) not in (None, 0, "0") for c in containers for gpu in GPU_RESOURCES)
 
 
 def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
@@ -43,14 +39,14 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
         yield f'{where}: set num-cpus: "0" so tasks and actors are never scheduled on the head'
     elif not _zero(params["num-cpus"]):
         yield f'{where}.num-cpus is {params["num-cpus"]!r}: set it to "0" so the head runs no tasks'
-    for acc in ACCELERATORS:
+    for acc in ACCELERATOR_RESOURCES:
         amount = container_resource(head.ray_container, acc)
         if amount not in (None, 0, "0"):
             yield (
                 f"{head.path}.template.spec.containers[0].resources requests {acc}: {amount}: "
                 f"the head needs no accelerators; move them to a worker group"
             )
-    gpus_anywhere = any(_has_gpus(g.ray_start_params, g.containers) for g in groups)
+    gpus_anywhere = any(_has_gpus(g.containers) for g in groups)
     if gpus_anywhere and not _zero(params.get("num-gpus", "missing")):
         yield f'{where}: the cluster has GPUs; set num-gpus: "0" so GPU work never lands on the head'
 

@@ -1,0 +1,73 @@
+"""feature-gate-off (stack rule): every field used has its operator feature gate on.
+
+Severity: mandatory everywhere.
+
+Why: KubeRay ignores (or rejects) fields behind an alpha gate that is off: a rocksdb GCS backend,
+``networkPolicy``, ``tlsOptions``, ``historyServerOptions`` or a RayCronJob would apply cleanly and
+then do nothing. The gates in force are read from the operator among the resources: its Deployment's
+``--feature-gates`` argument, or the kuberay-operator chart's ``featureGates`` values; with neither,
+KubeRay 1.7.0's defaults (alpha gates off) apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from components.manifests.feature_gates import FIELD_GATES, gates_used_by
+from components.manifests.ray_objects import as_list, as_map, dig
+from components.spec import FEATURE_GATES
+from policies.rules.base import MANDATORY, Resource, RuleContext, StackRule, as_object
+
+CHART_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v3:Release")
+
+
+def _from_args(obj: Mapping[str, Any]) -> dict[str, bool] | None:
+    for container in as_list(dig(obj, "spec", "template", "spec", "containers")):
+        for arg in as_list(as_map(container).get("args")) + as_list(as_map(container).get("command")):
+            if isinstance(arg, str) and arg.startswith("--feature-gates="):
+                gates = {}
+                for item in arg.split("=", 1)[1].split(","):
+                    name, _, value = item.partition("=")
+                    if name:
+                        gates[name.strip()] = value.strip().lower() == "true"
+                return gates
+    return None
+
+
+def operator_gates(resources: list[Resource]) -> tuple[dict[str, bool], str]:
+    """(gate -> enabled, where that was read) for the operator among ``resources``."""
+    for rtype, props in resources:
+        if rtype in CHART_TYPES and props.get("chart") == "kuberay-operator":
+            listed = as_list(dig(props, "values", "featureGates"))
+            gates = dict(FEATURE_GATES)
+            gates.update({str(as_map(g).get("name")): as_map(g).get("enabled") is True for g in listed})
+            return gates, "the kuberay-operator chart values"
+        obj = as_object(rtype, props)
+        if obj.get("kind") == "Deployment":
+            found = _from_args(obj)
+            if found is not None:
+                return {**FEATURE_GATES, **found}, f"Deployment {dig(obj, 'metadata', 'name')} --feature-gates"
+    return dict(FEATURE_GATES), "KubeRay 1.7.0 defaults (no operator among the resources)"
+
+
+def check(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, str]]:
+    gates, source = operator_gates(resources)
+    for i, (rtype, props) in enumerate(resources):
+        for gate in sorted(gates_used_by(as_object(rtype, props))):
+            if not gates.get(gate, False):
+                yield (
+                    i,
+                    (
+                        f"uses {FIELD_GATES[gate]}, which needs the operator feature gate {gate}, off in {source}; "
+                        f"enable it (platform.operator.featureGates.{gate}: true)"
+                    ),
+                )
+
+
+RULE = StackRule(
+    name="feature-gate-off",
+    description="Fields behind an operator feature gate are used only with the gate on.",
+    levels=MANDATORY,
+    check=check,
+)

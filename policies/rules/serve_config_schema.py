@@ -1,0 +1,70 @@
+"""serve-config-schema: ``serveConfigV2`` is a config Ray Serve accepts.
+
+Severity: mandatory everywhere (the RayService would never become ready).
+
+Why: ``serveConfigV2`` is an opaque string to Kubernetes; a YAML error or a field Ray Serve rejects
+surfaces only when the operator submits it to the running cluster, minutes after a "successful"
+deploy. It is validated here with Ray Serve's own schema, ``ray.serve.schema.ServeDeploySchema``
+(Ray 2.60.0), the one the dashboard's REST API uses.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from components.manifests.ray_objects import dig
+from policies.rules.base import MANDATORY, ResourceRule, RuleContext
+from policies.rules.helpers import parse_yaml
+
+
+@lru_cache(maxsize=1024)
+def serve_config_errors(text: str) -> tuple[str, ...]:
+    """Ray Serve's complaints about one serveConfigV2 string (cached: configs repeat)."""
+    doc, error = parse_yaml(text)
+    if error is not None:
+        return (f"not valid YAML: {error}",)
+    from pydantic import ValidationError
+
+    with warnings.catch_warnings():  # Ray's own models trip pydantic deprecation warnings
+        warnings.simplefilter("ignore")
+        from ray.serve.schema import ServeDeploySchema  # 1 s import: only when a serve config is checked
+
+    try:
+        ServeDeploySchema.model_validate(doc)
+    except ValidationError as exc:
+        return tuple(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors(include_url=False)
+        )
+    return ()
+
+
+def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
+    if props.get("kind") != "RayService":
+        return
+    text = dig(props, "spec", "serveConfigV2")
+    if text is None:
+        return
+    if not isinstance(text, str):
+        yield "spec.serveConfigV2 must be a YAML string (use a block scalar: serveConfigV2: |)"
+        return
+    for problem in serve_config_errors(text):
+        yield f"spec.serveConfigV2: {problem} (Ray Serve {_ray_version()} ServeDeploySchema)"
+
+
+@lru_cache(maxsize=1)
+def _ray_version() -> str:
+    import ray
+
+    return str(ray.__version__)
+
+
+RULE = ResourceRule(
+    name="serve-config-schema",
+    description="RayService serveConfigV2 passes Ray Serve's ServeDeploySchema.",
+    levels=MANDATORY,
+    check=check,
+)
