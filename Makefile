@@ -15,7 +15,7 @@ FILES ?=
 POLICY_CONFIG ?=
 POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 
-.PHONY: venv preview lint check test policy-config clean
+.PHONY: venv preview lint check test policy-config bench clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,3 +46,6 @@ test: check
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache
+
+bench: $(STAMP)
+	$(BIN)/python -m tools.bench

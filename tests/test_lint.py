@@ -104,3 +104,52 @@ def test_every_upstream_sample_lints_without_an_internal_error() -> None:
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     assert isinstance(json.loads(proc.stdout)["violations"], list)
+
+
+def _rocksdb_cluster() -> dict:
+    obj = copy.deepcopy(GOLDEN)
+    obj["spec"]["gcsFaultToleranceOptions"] = {"backend": "rocksdb"}
+    return obj
+
+
+def _operator(gates: str) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "kuberay-operator", "namespace": "kuberay-system"},
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "kuberay-operator", "args": [f"--feature-gates={gates}"]}]}}
+        },
+    }
+
+
+def test_stack_rules_apply_across_all_files_given_together(tmp_path: Path) -> None:
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(_rocksdb_cluster()))
+    alone = lint([str(tmp_path / "cluster.yaml")], "prod")
+    assert [(Path(p).name, v.policy) for p, v in alone] == [("cluster.yaml", "feature-gate-off")]
+    (tmp_path / "operator.yaml").write_text(yaml.safe_dump(_operator("GCSFaultToleranceEmbeddedStorage=true")))
+    assert lint([str(tmp_path / "cluster.yaml"), str(tmp_path / "operator.yaml")], "prod") == []
+
+
+def test_a_policy_config_changes_levels_for_lint(tmp_path: Path) -> None:
+    obj = copy.deepcopy(GOLDEN)
+    obj["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["image"] = "rayproject/ray:2.60.0-py311"
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(obj))
+    assert lint([str(tmp_path / "c.yaml")], "prod") == []  # image-digest is opt-in
+    config = tmp_path / "prod.json"
+    config.write_text(json.dumps({"image-digest": {"enforcementLevel": "mandatory", "environment": "prod"}}))
+    proc = make_lint("ENV=prod", f"FILES={tmp_path / 'c.yaml'}", f"POLICY_CONFIG={config}")
+    assert proc.returncode == 2 and "image-digest" in proc.stdout and "[mandatory]" in proc.stdout
+
+
+def test_a_broken_policy_config_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"image-digets": {"enforcementLevel": "blocking"}}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools", "lint", "--policy-config", str(config), str(REPO / "tests/data/policies")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"{config}: image-digets: unknown policy (see POLICIES.md)"

@@ -1,0 +1,118 @@
+"""``make bench``: the speed targets, measured and written to BENCHMARKS.md (never timed tests).
+
+- lint throughput: every upstream sample copied until there are at least 2,000 objects, spread
+  over files as users have them, linted in one run (YAML parsing, every resource and stack rule).
+  Target: at least 1,000 manifests a second.
+- offline preview of each stack: the real program under the mock engine, schema validation and
+  rules, in one process per stack (as ``make preview`` runs it).
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tools.lint import expand, lint, load_objects
+from tools.schema import REPO_ROOT, default_crd_dir
+
+TARGET_PER_SECOND = 1000
+MIN_OBJECTS = 2000
+ROUNDS = 5
+
+
+def _corpus(directory: Path) -> int:
+    samples = sorted((default_crd_dir().parent / "samples").rglob("*.yaml"))
+    per_copy = len(load_objects(samples))
+    copies = -(-MIN_OBJECTS // per_copy)
+    for i in range(copies):
+        target = directory / f"copy-{i}"
+        target.mkdir()
+        for sample in samples:
+            shutil.copy(sample, target / f"{sample.parent.name}-{sample.name}")
+    return per_copy * copies
+
+
+def _without_content_caches() -> None:
+    """The corpus repeats each sample; switch off the by-content caches (serveConfigV2 parsing and
+    Ray Serve validation) so every copy costs what a distinct manifest would."""
+    from policies.rules import helpers, serve_config_schema
+
+    helpers._parse_yaml = helpers._parse_yaml.__wrapped__  # type: ignore[assignment]
+    serve_config_schema.serve_config_errors = serve_config_schema.serve_config_errors.__wrapped__  # type: ignore[assignment]
+
+
+def bench_lint() -> tuple[int, list[float], int]:
+    _without_content_caches()
+    with tempfile.TemporaryDirectory() as tmp:
+        count = _corpus(Path(tmp))
+        lint([str(Path(tmp) / "copy-0")], "prod")  # warm-up: imports (Ray Serve's schema) happen once
+        times = []
+        findings = 0
+        for _ in range(ROUNDS):
+            start = time.perf_counter()
+            findings = len(lint([tmp], "prod"))
+            times.append(time.perf_counter() - start)
+        assert len(load_objects(expand([tmp]))) == count
+    return count, times, findings
+
+
+def bench_preview(stack: str) -> float:
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [sys.executable, "-m", "tools", "preview", "--stack", stack, "--out", out],
+            cwd=REPO_ROOT,
+            check=True,
+            capture_output=True,
+        )
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    count, times, findings = bench_lint()
+    best, median = min(times), statistics.median(times)
+    rate = count / median
+    previews = {stack: bench_preview(stack) for stack in ("dev", "staging", "prod")}
+    ok = rate >= TARGET_PER_SECOND
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (`python -m tools.bench`); numbers from the last run. Speed targets live",
+        "here, never in timed tests.",
+        "",
+        f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}.",
+        "",
+        "## `make lint` throughput",
+        "",
+        f"Every upstream sample (`shared/samples/`) copied until there are {count:,} objects in "
+        f"{count // max(1, len(load_objects(sorted((default_crd_dir().parent / 'samples').rglob('*.yaml'))))):,} "
+        "folders, linted together in one in-process run for `ENV=prod` (YAML parsing, all resource rules, all "
+        "stack rules, Ray Serve schema checks, by-content caches off); imports warmed up once, then "
+        f"{ROUNDS} rounds.",
+        "",
+        "| objects | findings | median | best | manifests/s (median) | target | result |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        f"| {count:,} | {findings:,} | {median:.3f} s | {best:.3f} s | {rate:,.0f} | >= {TARGET_PER_SECOND:,} | "
+        f"{'met' if ok else 'MISSED'} |",
+        "",
+        "## `make preview` wall time (one process per stack, imports included)",
+        "",
+        "| stack | seconds |",
+        "| --- | --- |",
+        *[f"| {stack} | {seconds:.2f} |" for stack, seconds in previews.items()],
+        "",
+    ]
+    (REPO_ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
