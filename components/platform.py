@@ -23,7 +23,7 @@ class KubeRayPlatform(pulumi.ComponentResource):
         # Workloads wait for the operator: its chart installs the CRDs they are instances of.
         self.workloads = RayWorkloads(
             f"{name}-workloads",
-            RayWorkloadsArgs(namespaces=manifests.workload_namespaces, ray_clusters=manifests.ray_clusters),
+            RayWorkloadsArgs(namespaces=manifests.workload_namespaces, workloads=manifests.workloads),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator]),
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}

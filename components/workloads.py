@@ -1,4 +1,4 @@
-"""Ray workloads (RayCluster for now) and the namespaces they live in."""
+"""Ray workloads (RayClusters, RayJobs, RayCronJobs, RayServices) and the namespaces they live in."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pulumi_kubernetes as k8s
 @dataclass(frozen=True)
 class RayWorkloadsArgs:
     namespaces: list[dict[str, Any]]
-    ray_clusters: list[dict[str, Any]]
+    workloads: list[dict[str, Any]]
+    """Ray objects built by ``components.manifests.workloads``."""
 
 
 class RayWorkloads(pulumi.ComponentResource):
@@ -24,17 +25,20 @@ class RayWorkloads(pulumi.ComponentResource):
             for ns in args.namespaces
         ]
         after_namespaces = pulumi.ResourceOptions(parent=self, depends_on=namespaces)
-        self.ray_clusters = [
+        self.workloads = [
             k8s.apiextensions.CustomResource(
-                f"{name}-{obj['metadata']['namespace']}-{obj['metadata']['name']}",
+                f"{name}-{obj['kind'].lower()}-{obj['metadata']['namespace']}-{obj['metadata']['name']}",
                 api_version=obj["apiVersion"],
                 kind=obj["kind"],
                 metadata=obj["metadata"],
                 spec=obj["spec"],
                 opts=after_namespaces,
             )
-            for obj in args.ray_clusters
+            for obj in args.workloads
         ]
-        self.register_outputs(
-            {"rayClusters": [f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in args.ray_clusters]}
-        )
+        self.register_outputs({"workloads": workload_refs(args.workloads)})
+
+
+def workload_refs(objects: list[dict[str, Any]]) -> list[str]:
+    """``Kind namespace/name`` of each Ray object, for exports."""
+    return [f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}" for o in objects]

@@ -44,7 +44,7 @@ def test_every_written_manifest_passes_strict_validation(
         assert len(docs) == 1, path  # one object per file
         assert validator.validate(docs[0]) == [], path
         kinds.append(docs[0]["kind"])
-    assert kinds == ["Namespace", "Namespace", "RayCluster"]
+    assert kinds == ["Namespace", "Namespace", "RayCluster", "RayCronJob"]
 
 
 def test_plan_json_has_the_promised_shape(dev_preview: tuple[subprocess.CompletedProcess[str], Path]) -> None:
@@ -69,7 +69,9 @@ def test_summary_is_a_reviewable_markdown_report(dev_preview: tuple[subprocess.C
     summary = (out / "summary.md").read_text()
     assert summary.startswith("# kuberay-platform preview: stack `dev`")
     assert "**clean**" in summary
-    assert "| RayCluster | ray-dev/dev-cpu | 2.60.0 |" in summary
+    assert "| RayCluster | ray-dev/dev-cpu | training | 2.60.0 |" in summary
+    assert "| RayCronJob (0 3 * * *) | ray-dev/nightly-smoke | training |" in summary
+    assert "## Capacity" in summary and "| RayCluster/ray-dev/dev-cpu | - | - | - |" in summary
     assert "| RayClusterMTLS | no |" in summary
 
 
@@ -102,18 +104,18 @@ def test_a_schema_error_fails_the_preview_with_exit_1(tmp_path: Path, crd_dir: P
     assert proc.returncode == 1
     assert "schema: RayCluster/ray-dev/dev-cpu: <root>: no schema for ray.io/v1 RayCluster" in proc.stderr
     summary = (tmp_path / "out" / "dev" / "summary.md").read_text()
-    assert "blocked: 2 schema error(s)" in summary  # the RayCluster and the chart's values file
+    assert "blocked: 3 schema error(s)" in summary  # RayCluster, RayCronJob, the chart's values file
 
 
 def test_a_mandatory_violation_fails_the_preview(
     tmp_path: Path, crd_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import components.manifests.raycluster as builder
+    import components.manifests.workloads as builder
 
     original = builder.ray_cluster
 
-    def head_runs_tasks(spec, environment):  # type: ignore[no-untyped-def]
-        obj = original(spec, environment)
+    def head_runs_tasks(spec, pools, environment):  # type: ignore[no-untyped-def]
+        obj = original(spec, pools, environment)
         obj["spec"]["headGroupSpec"]["rayStartParams"].pop("num-cpus")
         return obj
 
@@ -165,4 +167,4 @@ def test_the_prod_stack_switches_on_the_gates_its_workloads_use(crd_dir: Path) -
     assert gates["GCSFaultToleranceEmbeddedStorage"] and gates["RayClusterNetworkPolicy"]
     assert not gates["RayClusterMTLS"] and not gates["RayCronJob"]
     assert chart.inputs["values"]["reconcileConcurrency"] == 20
-    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod"]
+    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-serving", "ray-training"]

@@ -21,9 +21,9 @@ def by_type(resources: list[RecordedResource], type_: str) -> list[RecordedResou
 
 def test_components_nest_under_the_platform_with_their_tokens() -> None:
     resources = run()
-    types = [r.type for r in resources]
-    assert types[:2] == ["kuberay-platform:index:KubeRayPlatform", "kuberay-platform:index:KubeRayOperator"]
-    platform, operator = resources[0], resources[1]
+    (platform,) = by_type(resources, "kuberay-platform:index:KubeRayPlatform")
+    (operator,) = by_type(resources, "kuberay-platform:index:KubeRayOperator")
+    assert resources[0] is platform  # components come before their children
     assert platform.parent is None and operator.parent == platform.urn
     (chart,) = by_type(resources, "kubernetes:helm.sh/v4:Chart")
     assert chart.parent == operator.urn

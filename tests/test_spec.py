@@ -6,6 +6,7 @@ import pytest
 
 from components.errors import ConfigError
 from components.spec import FEATURE_GATES, SCALE_PROFILES, PlatformSpec, parse_platform
+from components.spec.platform import models_in
 from tests.conftest import minimal_platform
 
 SOURCE = "stacks/Pulumi.test.yaml"
@@ -29,19 +30,14 @@ def test_the_promised_defaults_hold() -> None:
         "token",
         "rayproject/ray:2.60.0-py311",
     )
-    assert (rc.autoscaler.version, rc.autoscaler.idle_timeout_seconds, rc.autoscaler.upscaling_mode) == (
-        "v2",
-        60,
-        "Default",
-    )
+    assert rc.profile == "training" and rc.autoscaler.version == "v2"
+    scaling = rc.autoscaling()
+    assert (scaling.min_replicas, scaling.upscaling_mode, scaling.idle_timeout_seconds) == (0, "Conservative", 300)
     assert (rc.head.resources.cpu, rc.head.resources.memory) == ("2", "8Gi")
     group = rc.worker_groups[0]
-    assert (group.min_replicas, group.initial_replicas, group.resources.cpu, group.resources.memory) == (
-        0,
-        0,
-        "4",
-        "16Gi",
-    )
+    assert (group.pool, group.floor(rc.profile), group.initial(rc.profile)) == ("cpu", 0, 0)
+    assert (group.resources.cpu, group.resources.memory) == ("4", "16Gi")
+    assert list(spec.workloads.pools) == ["cpu"]
 
 
 def test_scale_profiles_follow_the_chart_and_the_seeds() -> None:
@@ -168,10 +164,7 @@ def test_models_reject_unknown_keys_everywhere() -> None:
         seen.add(model)
         assert model.model_config.get("extra") == "forbid", model.__name__
         for field in model.model_fields.values():
-            from components.spec import _model_in
-
-            inner = _model_in(field.annotation)
-            if inner is not None:
+            for inner in models_in(field.annotation):
                 walk(inner)
 
     walk(PlatformSpec)

@@ -11,13 +11,15 @@ import json
 import os
 import runpy
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.runtime import mocks
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime.sync_await import _ensure_event_loop
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_PLACEHOLDER = "[secret]"
@@ -54,11 +56,7 @@ def normalize(value: Any) -> Any:
 
 
 class _Mocks(mocks.Mocks):
-    def __init__(self, recorder: _RecordingMonitor) -> None:
-        self.recorder = recorder
-
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        self.recorder.pending = args
         # Echo the inputs as outputs: what the program reads back (metadata.name, ...) is what it set.
         return f"{args.name}-id", dict(args.inputs)
 
@@ -67,33 +65,37 @@ class _Mocks(mocks.Mocks):
 
 
 class _RecordingMonitor(mocks.MockMonitor):
-    """A MockMonitor that also keeps the parent of each resource (MockResourceArgs lacks it)."""
+    """A MockMonitor that also records each resource with its parent (MockResourceArgs lacks it).
+
+    The SDK registers resources from several threads at once, so each registration is recorded
+    from its own request, under a lock.
+    """
 
     def __init__(self) -> None:
         self.recorded: list[RecordedResource] = []
-        self.pending: mocks.MockResourceArgs | None = None
-        super().__init__(_Mocks(self))
+        self._lock = threading.Lock()
+        super().__init__(_Mocks())
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type == "pulumi:pulumi:Stack":
             return response
-        args, self.pending = self.pending, None
-        assert args is not None
+        _ensure_event_loop()  # type: ignore[no-untyped-call]  # deserializing needs a loop on this thread
+        inputs = rpc.deserialize_properties(request.object)
         parent = request.parent or None
         if parent is not None and parent.split("::")[2] == "pulumi:pulumi:Stack":
             parent = None  # top level (the SDK registers the Stack once per process)
-        self.recorded.append(
-            RecordedResource(
-                type=request.type,
-                name=request.name,
-                urn=response.urn,
-                parent=parent,
-                custom=bool(request.custom),
-                inputs=normalize(args.inputs),
-                transforms=list(args.transforms),
-            )
+        record = RecordedResource(
+            type=request.type,
+            name=request.name,
+            urn=response.urn,
+            parent=parent,
+            custom=bool(request.custom),
+            inputs=normalize(inputs),
+            transforms=mocks._resolve_callbacks(request.transforms),
         )
+        with self._lock:
+            self.recorded.append(record)
         return response
 
 
@@ -122,4 +124,11 @@ def run_program(
             os.chdir(cwd)
 
     _run()
-    return monitor.recorded
+    # The SDK registers from several threads: order by nesting depth, then type and name, so the
+    # same program always yields the same plan (components before their children).
+    by_urn = {r.urn: r for r in monitor.recorded}
+
+    def depth(r: RecordedResource) -> int:
+        return 0 if r.parent is None or r.parent not in by_urn else 1 + depth(by_urn[r.parent])
+
+    return sorted(monitor.recorded, key=lambda r: (depth(r), r.type, r.name))

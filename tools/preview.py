@@ -17,7 +17,9 @@ from typing import Any
 import yaml
 
 from components.errors import ConfigError
-from components.spec import CONFIG_KEY, PlatformSpec, parse_platform
+from components.manifests.capacity import Capacity, plans, total
+from components.manifests.quantity import format_bytes
+from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
 from components.stack_config import PROJECT, StackConfigError, stack_file
 from policies.rules.base import RuleContext, Violation
 from policies.rules.engine import evaluate_resources
@@ -79,7 +81,15 @@ def run_preview(
             lines = [line.replace(stack_file(stack), source, 1) for line in lines]
         raise ConfigError(lines) from None
     spec = parse_platform(config.get(f"{PROJECT}:{CONFIG_KEY}"), source)
-    manifests = [m for m in map(to_manifest, resources) if m is not None]
+    manifests = sorted(
+        (m for m in map(to_manifest, resources) if m is not None),
+        key=lambda m: (
+            m["kind"] != "Namespace",
+            m["kind"],
+            m["metadata"].get("namespace") or "",
+            m["metadata"]["name"],
+        ),
+    )
     crd_dir = crd_dir or default_crd_dir()
     validator = Validator(spec.kubernetes_version, crd_dir)
     result = PreviewResult(stack, spec, resources, manifests)
@@ -152,6 +162,67 @@ def _chart(result: PreviewResult) -> Mapping[str, Any]:
     return next((r.inputs for r in result.resources if r.type == CHART_TYPE), {})
 
 
+def _pool_label(pool: CpuPool | GpuPool | TpuPool) -> str:
+    if isinstance(pool, GpuPool):
+        return f"{pool.gpus_per_pod} GPU" + (f" {pool.product}" if pool.product else "")
+    if isinstance(pool, TpuPool):
+        return f"TPU {pool.accelerator} {pool.topology} ({pool.hosts} hosts)"
+    return "CPU"
+
+
+def workloads_table(spec: PlatformSpec) -> list[str]:
+    if not spec.workloads.all():
+        return ["None."]
+    lines = [
+        "| kind | namespace/name | profile | Ray | head | worker groups |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for _, w in spec.workloads.all():
+        kind = type(w).__name__.removesuffix("Spec")
+        if isinstance(w, RayJobSpec) and w.schedule:
+            kind = f"RayCronJob ({w.schedule})"
+        groups = "; ".join(
+            f"{g.name}: {_pool_label(spec.workloads.pools[g.pool])} + {g.resources.cpu} CPU/{g.resources.memory} "
+            f"per pod, {g.floor(w.profile)}-{g.max_replicas}"
+            for g in w.worker_groups
+        )
+        head = f"{w.head.resources.cpu} CPU/{w.head.resources.memory}"
+        lines.append(f"| {kind} | {w.namespace}/{w.name} | {w.profile} | {w.ray_version} | {head} | {groups} |")
+    return lines
+
+
+def _amounts(plan: Capacity, name: str, unit: str = "") -> str:
+    def show(value: float) -> str:
+        return format_bytes(value) if name == "memory" else f"{value:g}"
+
+    steady, out = getattr(plan.steady, name), getattr(plan.scaled_out, name)
+    peak = getattr(plan.upgrade_peak, name) if plan.upgrade_peak is not None else None
+    if not (steady or out or peak):
+        return "-"
+    text = f"{show(steady)} / {show(out)}"
+    return text + (f" / {show(peak)}" if peak is not None else " / -")
+
+
+def capacity_table(items: list[Capacity]) -> list[str]:
+    """Per workload: steady / scaled out (maxReplicas) / upgrade peak (RayServices, by strategy)."""
+    if not items:
+        return ["No Ray workloads."]
+    lines = [
+        "Steady (every group at its floor) / scaled out (every group at maxReplicas) / upgrade peak "
+        "(RayServices: blue-green doubles, incremental adds one surge step).",
+        "",
+        "| workload | upgrade | GPUs | TPU chips | CPU | memory |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for plan in [*items, total(items)]:
+        name = f"**{plan.workload}**" if plan.workload == "total" else plan.workload
+        lines.append(
+            f"| {name} | {plan.strategy or '-'} | {_amounts(plan, 'gpu')} | {_amounts(plan, 'tpu')} | "
+            f"{_amounts(plan, 'cpu')} | {_amounts(plan, 'memory')} |"
+        )
+    return lines
+
+
 def render_summary(result: PreviewResult) -> str:
     spec = result.spec
     status = (
@@ -184,15 +255,8 @@ def render_summary(result: PreviewResult) -> str:
         "| --- | --- |",
     ]
     lines += [f"| {g['name']} | {'yes' if g['enabled'] else 'no'} |" for g in values.get("featureGates") or []]
-    lines += ["", "## Workloads", "", "| kind | namespace/name | Ray | head | worker groups |"]
-    lines.append("| --- | --- | --- | --- | --- |")
-    for rc in spec.workloads.ray_clusters:
-        groups = ", ".join(
-            f"{g.name} {g.min_replicas}-{g.max_replicas} x {g.resources.cpu} CPU/{g.resources.memory}"
-            for g in rc.worker_groups
-        )
-        head = f"{rc.head.resources.cpu} CPU/{rc.head.resources.memory}"
-        lines.append(f"| RayCluster | {rc.namespace}/{rc.name} | {rc.ray_version} | {head} | {groups} |")
+    lines += ["", "## Workloads", "", *workloads_table(spec)]
+    lines += ["", "## Capacity", "", *capacity_table(plans(result.manifests))]
     lines += ["", "## Schema validation", ""]
     if result.schema_errors:
         lines += [f"- `{e}`" for e in result.schema_errors]

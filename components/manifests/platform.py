@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.manifests.capacity import Capacity, plans
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
-from components.manifests.raycluster import ray_cluster
+from components.manifests.workloads import ray_cluster, ray_job, ray_service
 from components.spec import PlatformSpec
 
 
@@ -22,21 +23,27 @@ class PlatformManifests:
     operator_namespace: dict[str, Any]
     operator_values: dict[str, Any]
     workload_namespaces: list[dict[str, Any]]
-    ray_clusters: list[dict[str, Any]]
+    workloads: list[dict[str, Any]]
+    """Every Ray object: RayClusters, RayJobs/RayCronJobs, RayServices, in spec order."""
     gates_needed: dict[str, list[str]] = field(default_factory=dict)
 
     @property
-    def workloads(self) -> list[dict[str, Any]]:
-        return list(self.ray_clusters)
+    def capacity(self) -> list[Capacity]:
+        return plans(self.workloads)
 
 
 def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
     """All objects for ``spec``; raises ConfigError (naming ``source``) on contradictions."""
     env, kube = spec.environment, spec.kubernetes_version
-    clusters = [ray_cluster(rc, env) for rc in spec.workloads.ray_clusters]
-    needed = required_gates(clusters)
+    pools = spec.workloads.pools
+    workloads = (
+        [ray_cluster(w, pools, env) for w in spec.workloads.ray_clusters]
+        + [ray_job(w, pools, env) for w in spec.workloads.ray_jobs]
+        + [ray_service(w, pools, env) for w in spec.workloads.ray_services]
+    )
+    needed = required_gates(workloads)
     gates = resolve_gates(spec.operator.feature_gates, needed, source)
-    workload_namespaces = sorted({rc.namespace for rc in spec.workloads.ray_clusters} - {spec.operator.namespace})
+    names = sorted({w.namespace for _, w in spec.workloads.all()} - {spec.operator.namespace})
     return PlatformManifests(
         spec=spec,
         # The operator runs with a restricted securityContext (non-root, no privilege escalation,
@@ -45,7 +52,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         operator_values=operator_values(spec.operator, gates),
         # Ray images run as a non-root user but KubeRay-injected containers do not all declare a
         # restricted securityContext: enforce baseline, warn and audit restricted.
-        workload_namespaces=[namespace(n, env, "ray-workloads", "baseline", kube) for n in workload_namespaces],
-        ray_clusters=clusters,
+        workload_namespaces=[namespace(n, env, "ray-workloads", "baseline", kube) for n in names],
+        workloads=workloads,
         gates_needed=needed,
     )

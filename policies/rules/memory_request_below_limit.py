@@ -9,48 +9,20 @@ load. KubeRay recommends requests equal to limits (Guaranteed QoS) for Ray conta
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from components.manifests.quantity import parse_quantity
 from components.manifests.ray_objects import as_map, pod_groups
 from policies.rules.base import ResourceRule, RuleContext, levels
-
-_UNITS = {
-    "": 1,
-    "k": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "T": 1e12,
-    "P": 1e15,
-    "E": 1e18,
-    "Ki": 2**10,
-    "Mi": 2**20,
-    "Gi": 2**30,
-    "Ti": 2**40,
-    "Pi": 2**50,
-    "Ei": 2**60,
-    "m": 1e-3,
-}
-_QUANTITY = re.compile(r"^([0-9.]+)([A-Za-z]*)$")
-
-
-def bytes_of(quantity: Any) -> float | None:
-    match = _QUANTITY.match(str(quantity).strip())
-    if not match or match.group(2) not in _UNITS:
-        return None
-    try:
-        return float(match.group(1)) * _UNITS[match.group(2)]
-    except ValueError:
-        return None
 
 
 def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
     for group in pod_groups(props):
         container = group.ray_container
         res = as_map(container.get("resources"))
-        request = bytes_of(as_map(res.get("requests")).get("memory"))
-        limit = bytes_of(as_map(res.get("limits")).get("memory"))
+        request = parse_quantity(as_map(res.get("requests")).get("memory"))
+        limit = parse_quantity(as_map(res.get("limits")).get("memory"))
         if request is not None and limit is not None and request < limit:
             yield (
                 f"{group.path}.template.spec.containers[0]: memory request {res['requests']['memory']} is below "

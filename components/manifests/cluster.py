@@ -1,0 +1,229 @@
+"""The embedded Ray cluster every workload kind carries (pure: spec in, Kubernetes dict out).
+
+A RayCluster's ``spec``, a RayJob's ``rayClusterSpec`` and a RayService's ``rayClusterConfig`` are
+all built here, so the head-does-no-work rule, pools, autoscaling profiles, GCS fault tolerance,
+volumes and credentials come out the same for every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from components.spec import ClusterBase, CpuPool, GcsFaultToleranceSpec, GpuPool, Resources, TpuPool, WorkerGroupSpec
+from components.spec.workloads import SharedVolume, Toleration
+
+Pools = Mapping[str, CpuPool | GpuPool | TpuPool]
+
+# Port names are the ones KubeRay looks up (ray-operator utils: gcs-server, dashboard, client, metrics).
+HEAD_PORTS = [
+    {"containerPort": 6379, "name": "gcs-server"},
+    {"containerPort": 8265, "name": "dashboard"},
+    {"containerPort": 10001, "name": "client"},
+    {"containerPort": 8080, "name": "metrics"},
+]
+SERVE_PORT = {"containerPort": 8000, "name": "serve"}
+AUTOSCALER_RESOURCES = Resources(cpu="500m", memory="512Mi")
+"""The autoscaler sidecar's requests and limits (KubeRay's samples use the same)."""
+
+RAYLET_READINESS = {
+    # The raylet's health through the dashboard agent: what KubeRay's own worker probe checks, minus
+    # the Serve proxy check it adds for RayService workers. Multi-host vLLM (pipeline parallelism)
+    # places no proxy on non-primary workers, so with the proxy check they never turn Ready
+    # (kuberay#2552).
+    "exec": {
+        "command": [
+            "bash",
+            "-c",
+            "wget --tries 1 -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success",
+        ]
+    },
+    "initialDelaySeconds": 10,
+    "periodSeconds": 5,
+    "timeoutSeconds": 2,
+    "failureThreshold": 10,
+}
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """What a workload kind adds to its worker pods."""
+
+    termination_grace_period_seconds: int | None = None
+    raylet_readiness_probe: bool = False
+    serve_port: bool = False
+
+
+def container_resources(res: Resources, extra: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Requests equal to limits: Guaranteed QoS, and Ray's view of the pod matches the node's."""
+    amounts = {"cpu": res.cpu, "memory": res.memory, **(extra or {})}
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+def _tolerations(items: list[Toleration]) -> list[dict[str, Any]]:
+    return [t.model_dump(by_alias=True, exclude_none=True) for t in items]
+
+
+def _volumes(volumes: list[SharedVolume]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    pod, mounts = [], []
+    for v in volumes:
+        if v.nfs is not None:
+            pod.append(
+                {"name": v.name, "nfs": {"server": v.nfs.server, "path": v.nfs.path, "readOnly": v.nfs.read_only}}
+            )
+            read_only = v.nfs.read_only
+        else:
+            assert v.pvc is not None
+            pod.append(
+                {"name": v.name, "persistentVolumeClaim": {"claimName": v.pvc.claim_name, "readOnly": v.pvc.read_only}}
+            )
+            read_only = v.pvc.read_only
+        mounts.append({"name": v.name, "mountPath": v.mount_path, "readOnly": read_only})
+    return pod, mounts
+
+
+def _container(name: str, image: str, resources: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": name, "image": image, "resources": resources}
+    if w.env:
+        container["env"] = [{"name": k, "value": v} for k, v in sorted(w.env.items())]
+    if w.secret_env:
+        container["envFrom"] = [{"secretRef": {"name": s}} for s in w.secret_env]
+    _, mounts = _volumes(w.volumes)
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container
+
+
+def _pod_spec(
+    container: dict[str, Any], w: ClusterBase, selector: Mapping[str, str], tolerations: list[Toleration]
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [container]}
+    if selector:
+        spec["nodeSelector"] = dict(selector)
+    if tolerations:
+        spec["tolerations"] = _tolerations(tolerations)
+    pod_volumes, _ = _volumes(w.volumes)
+    if pod_volumes:
+        spec["volumes"] = pod_volumes
+    return spec
+
+
+def gpu_variant(w: ClusterBase, pools: Pools) -> str | None:
+    """The CUDA image variant when the workload has GPU groups (head and workers share one image
+    so code and dependencies are identical everywhere)."""
+    for g in w.worker_groups:
+        pool = pools[g.pool]
+        if isinstance(pool, GpuPool):
+            return pool.cuda
+    return None
+
+
+def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: WorkerOptions) -> dict[str, Any]:
+    pool = pools[g.pool]
+    extra: dict[str, str] = {}
+    params: dict[str, str] = {}
+    selector = dict(pool.node_selector)
+    group: dict[str, Any] = {}
+    variant = gpu_variant(w, pools)
+    if isinstance(pool, GpuPool):
+        extra["nvidia.com/gpu"] = str(pool.gpus_per_pod)
+        params["num-gpus"] = str(pool.gpus_per_pod)  # what KubeRay would derive, stated explicitly
+        if pool.product:
+            selector[pool.product_label] = pool.product
+    elif isinstance(pool, TpuPool):
+        extra["google.com/tpu"] = str(min(pool.chips, pool.chips_per_host))
+        selector["cloud.google.com/gke-tpu-accelerator"] = pool.accelerator
+        selector["cloud.google.com/gke-tpu-topology"] = pool.topology
+        group["numOfHosts"] = pool.hosts
+    container = _container(
+        "ray-worker", w.image.reference(w.ray_version, variant), container_resources(g.resources, extra), w
+    )
+    if options.serve_port:
+        container["ports"] = [dict(SERVE_PORT)]
+    if options.raylet_readiness_probe:
+        container["readinessProbe"] = RAYLET_READINESS
+    pod = _pod_spec(container, w, selector, pool.tolerations)
+    if options.termination_grace_period_seconds is not None:
+        pod["terminationGracePeriodSeconds"] = options.termination_grace_period_seconds
+    group.update(
+        {
+            "groupName": g.name,
+            "replicas": g.initial(w.profile),
+            "minReplicas": g.floor(w.profile),
+            "maxReplicas": g.max_replicas,
+            "rayStartParams": params,
+            "template": {"spec": pod},
+        }
+    )
+    if g.idle_timeout_seconds is not None:
+        group["idleTimeoutSeconds"] = g.idle_timeout_seconds
+    return group
+
+
+def _gcs_options(ft: GcsFaultToleranceSpec, w: ClusterBase) -> dict[str, Any]:
+    if ft.backend == "rocksdb":
+        return {
+            "backend": "rocksdb",
+            "storage": {
+                "size": ft.storage_size,
+                "deletionPolicy": "Retain" if ft.retain_storage else "DeleteWithCluster",
+            },
+        }
+    options: dict[str, Any] = {
+        "backend": "redis",
+        "redisAddress": ft.redis_address,
+        # Unique per workload, so clusters sharing one Redis never overwrite each other's state.
+        "externalStorageNamespace": ft.external_storage_namespace or f"{w.namespace}-{w.name}",
+    }
+    if ft.redis_password_secret is not None:
+        ref = ft.redis_password_secret
+        options["redisPassword"] = {"valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
+    return options
+
+
+def has_gpus(w: ClusterBase, pools: Pools) -> bool:
+    return any(isinstance(pools[g.pool], GpuPool) for g in w.worker_groups)
+
+
+def cluster_body(w: ClusterBase, pools: Pools, options: WorkerOptions | None = None) -> dict[str, Any]:
+    """The RayCluster spec of workload ``w``."""
+    options = options or WorkerOptions()
+    autoscaling = w.autoscaling()
+    head_params = {"num-cpus": "0", "dashboard-host": "0.0.0.0"}  # the head schedules no work
+    if has_gpus(w, pools):
+        head_params["num-gpus"] = "0"
+    head_container = _container(
+        "ray-head", w.image.reference(w.ray_version, gpu_variant(w, pools)), container_resources(w.head.resources), w
+    )
+    head_container["ports"] = [dict(p) for p in HEAD_PORTS]
+    head: dict[str, Any] = {
+        "rayStartParams": head_params,
+        "template": {"spec": _pod_spec(head_container, w, w.head.node_selector, [])},
+    }
+    if w.head.ingress is not None:
+        ing = w.head.ingress
+        head["enableIngress"] = True
+        head["ingressOptions"] = {"host": ing.host, "path": ing.path, "pathType": ing.path_type}
+        if ing.tls_secret:
+            head["ingressOptions"]["tls"] = [{"hosts": [ing.host], "secretName": ing.tls_secret}]
+    body: dict[str, Any] = {
+        "rayVersion": w.ray_version,
+        "enableInTreeAutoscaling": True,
+        "autoscalerOptions": {
+            "version": w.autoscaler.version,
+            "idleTimeoutSeconds": autoscaling.idle_timeout_seconds,
+            "upscalingMode": autoscaling.upscaling_mode,
+            "resources": container_resources(AUTOSCALER_RESOURCES),
+        },
+        "authOptions": {"mode": w.auth},
+        "headGroupSpec": head,
+        "workerGroupSpecs": [_worker_group(g, w, pools, options) for g in w.worker_groups],
+    }
+    if w.gcs_fault_tolerance is not None:
+        body["gcsFaultToleranceOptions"] = _gcs_options(w.gcs_fault_tolerance, w)
+    if w.network_policy is not None:
+        body["networkPolicy"] = {"mode": w.network_policy}
+    if w.mtls:
+        body["tlsOptions"] = {"enabled": True}
+    return body

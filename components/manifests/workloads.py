@@ -1,0 +1,175 @@
+"""RayCluster, RayJob, RayCronJob and RayService objects built from the workload specs (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from components.manifests.cluster import Pools, WorkerOptions, cluster_body
+from components.manifests.common import metadata
+from components.spec import LlmApp, RayClusterSpec, RayJobSpec, RayServiceSpec, ServeApp, upgrade_strategy
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
+LLM_GRACE_PERIOD_SECONDS = 600
+"""Drain time of LLM serving workers (seeds ch. 8.10: 300-600 s); long generations finish."""
+API_VERSION = "ray.io/v1"
+
+
+def ray_cluster(w: RayClusterSpec, pools: Pools, environment: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "RayCluster",
+        "metadata": metadata(w.name, w.namespace, environment, "ray-cluster"),
+        "spec": cluster_body(w, pools),
+    }
+
+
+# --- RayJob / RayCronJob ----------------------------------------------------------------------
+
+
+def _runtime_env_yaml(job: RayJobSpec) -> str | None:
+    env: dict[str, Any] = {}
+    if job.runtime_env.working_dir:
+        env["working_dir"] = job.runtime_env.working_dir
+    if job.runtime_env.env_vars:
+        env["env_vars"] = dict(sorted(job.runtime_env.env_vars.items()))
+    return yaml.safe_dump(env, sort_keys=False) if env else None
+
+
+def ray_job_spec(job: RayJobSpec, pools: Pools) -> dict[str, Any]:
+    """The RayJob ``spec`` (also a RayCronJob's ``jobTemplate``)."""
+    spec: dict[str, Any] = {"entrypoint": job.entrypoint, "submissionMode": job.submission_mode}
+    runtime_env = _runtime_env_yaml(job)
+    if runtime_env:
+        spec["runtimeEnvYAML"] = runtime_env
+    if job.resolved_cleanup == "shutdownAfterJobFinishes":
+        spec["shutdownAfterJobFinishes"] = True
+        spec["ttlSecondsAfterFinished"] = job.ttl_seconds_after_finished
+    else:  # never combined with shutdownAfterJobFinishes or a TTL
+        spec["deletionStrategy"] = {
+            "deletionRules": [
+                {"policy": r.policy, "condition": {"jobStatus": r.job_status, "ttlSeconds": r.ttl_seconds}}
+                for r in job.deletion_rules
+            ]
+        }
+    if job.active_deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = job.active_deadline_seconds
+    spec["backoffLimit"] = job.backoff_limit
+    spec["rayClusterSpec"] = cluster_body(job, pools)
+    return spec
+
+
+def ray_job(job: RayJobSpec, pools: Pools, environment: str) -> dict[str, Any]:
+    """A RayJob, or a RayCronJob when the job has a schedule."""
+    spec = ray_job_spec(job, pools)
+    if job.schedule is None:
+        meta = metadata(job.name, job.namespace, environment, "ray-job")
+        if job.queue:
+            meta["labels"][QUEUE_LABEL] = job.queue
+        return {"apiVersion": API_VERSION, "kind": "RayJob", "metadata": meta, "spec": spec}
+    if job.queue:  # each scheduled RayJob is queued on its own
+        spec["metadata"] = {"labels": {QUEUE_LABEL: job.queue}}
+    cron: dict[str, Any] = {"schedule": job.schedule, "jobTemplate": spec}
+    if job.time_zone:
+        cron["timeZone"] = job.time_zone
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "RayCronJob",
+        "metadata": metadata(job.name, job.namespace, environment, "ray-cron-job"),
+        "spec": cron,
+    }
+
+
+# --- RayService -------------------------------------------------------------------------------
+
+
+def _serve_app(app: ServeApp) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": app.name, "route_prefix": app.route_prefix, "import_path": app.import_path}
+    if app.env_vars:
+        out["runtime_env"] = {"env_vars": dict(sorted(app.env_vars.items()))}
+    if app.args:
+        out["args"] = app.args
+    deployments = []
+    for d in app.deployments:
+        dep: dict[str, Any] = {"name": d.name}
+        if d.num_replicas is not None:
+            dep["num_replicas"] = d.num_replicas
+        if d.max_ongoing_requests is not None:
+            dep["max_ongoing_requests"] = d.max_ongoing_requests
+        if d.autoscaling is not None:
+            dep["autoscaling_config"] = d.autoscaling.model_dump(exclude_none=True)
+        actor = {k: v for k, v in (("num_cpus", d.num_cpus), ("num_gpus", d.num_gpus)) if v is not None}
+        if actor:
+            dep["ray_actor_options"] = actor
+        deployments.append(dep)
+    if deployments:
+        out["deployments"] = deployments
+    return out
+
+
+def _llm_app(app: LlmApp) -> dict[str, Any]:
+    configs = []
+    for m in app.models:
+        loading: dict[str, Any] = {"model_id": m.model_id}
+        if m.model_source:
+            loading["model_source"] = m.model_source
+        config: dict[str, Any] = {
+            "model_loading_config": loading,
+            "engine_kwargs": {
+                "tensor_parallel_size": m.tensor_parallel_size,
+                "pipeline_parallel_size": m.pipeline_parallel_size,
+                **m.engine_kwargs,
+            },
+            "deployment_config": {
+                "autoscaling_config": {"min_replicas": m.min_replicas, "max_replicas": m.max_replicas}
+            },
+        }
+        if m.accelerator_type:
+            config["accelerator_type"] = m.accelerator_type
+        configs.append(config)
+    return {
+        "name": app.name,
+        "route_prefix": app.route_prefix,
+        "import_path": LLM_IMPORT_PATH,
+        "args": {"llm_configs": configs},
+    }
+
+
+def serve_config(service: RayServiceSpec) -> str:
+    """``serveConfigV2``: Ray Serve's multi-application config as YAML."""
+    apps = [_llm_app(a) if isinstance(a, LlmApp) else _serve_app(a) for a in service.applications]
+    return yaml.safe_dump({"applications": apps}, sort_keys=False)
+
+
+def ray_service(service: RayServiceSpec, pools: Pools, environment: str) -> dict[str, Any]:
+    grace = service.termination_grace_period_seconds
+    if grace is None and service.is_llm:
+        grace = LLM_GRACE_PERIOD_SECONDS
+    options = WorkerOptions(
+        termination_grace_period_seconds=grace,
+        raylet_readiness_probe=service.multi_host_llm,
+        serve_port=True,
+    )
+    strategy = upgrade_strategy(service, pools)
+    upgrade: dict[str, Any] = {"type": strategy}
+    if strategy == "NewClusterWithIncrementalUpgrade":
+        u = service.upgrade
+        upgrade["clusterUpgradeOptions"] = {
+            "gatewayClassName": u.gateway_class_name,
+            "stepSizePercent": u.step_size_percent,
+            "intervalSeconds": u.interval_seconds,
+            "maxSurgePercent": u.max_surge_percent,
+        }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "RayService",
+        "metadata": metadata(service.name, service.namespace, environment, "ray-service"),
+        "spec": {
+            "serveConfigV2": serve_config(service),
+            "upgradeStrategy": upgrade,
+            "excludeHeadPodFromServeSvc": True,  # serve traffic only through workers
+            "rayClusterConfig": cluster_body(service, pools, options),
+        },
+    }

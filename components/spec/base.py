@@ -1,0 +1,93 @@
+"""Building blocks of the stack spec: the base model, scalar types and pinned upstream facts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+# --- Pinned upstream versions (DESIGN.md section 4) -------------------------------------------
+
+CONFIG_KEY = "platform"
+"""The stack config key (``kuberay-platform:platform``) that holds the whole spec."""
+
+KUBERAY_VERSION = "1.7.0"
+KUBERAY_CHART_REPO = "https://ray-project.github.io/kuberay-helm/"
+RAY_VERSION = "2.60.0"
+
+FEATURE_GATES: dict[str, bool] = {
+    # Beta in KubeRay 1.7.0: on unless overridden.
+    "RayClusterStatusConditions": True,
+    "RayJobDeletionPolicy": True,
+    "RayMultiHostIndexing": True,
+    "RayServiceIncrementalUpgrade": True,
+    # Alpha in KubeRay 1.7.0: off unless a workload uses the field that needs it, or overridden.
+    "RayCronJob": False,
+    "SidecarSubmitterRestart": False,
+    "RayClusterNetworkPolicy": False,
+    "GCSFaultToleranceEmbeddedStorage": False,
+    "RayClusterMTLS": False,
+    "RayClusterHistoryServer": False,
+    "KubernetesWAS": False,
+}
+"""Every operator feature gate of KubeRay 1.7.0 with its upstream default. Helm replaces lists,
+so the chart always receives all of them."""
+
+FeatureGate = Literal[
+    "RayClusterStatusConditions",
+    "RayJobDeletionPolicy",
+    "RayMultiHostIndexing",
+    "RayServiceIncrementalUpgrade",
+    "RayCronJob",
+    "SidecarSubmitterRestart",
+    "RayClusterNetworkPolicy",
+    "GCSFaultToleranceEmbeddedStorage",
+    "RayClusterMTLS",
+    "RayClusterHistoryServer",
+    "KubernetesWAS",
+]
+
+# --- Scalar types -----------------------------------------------------------------------------
+
+PATTERN_HINTS: dict[str, str] = {}
+"""pattern -> what a user should write, for error messages."""
+
+
+def _pattern(regex: str, hint: str) -> Any:
+    PATTERN_HINTS[regex] = hint
+    return Field(pattern=regex)
+
+
+K8sName = Annotated[
+    str, _pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "a DNS-1123 label: a-z, 0-9 and '-', at most 63")
+]
+Quantity = Annotated[
+    str,
+    _pattern(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$", "a Kubernetes quantity such as 500m, 4, 16Gi"),
+]
+Duration = Annotated[str, _pattern(r"^[0-9]+(ms|s|m|h)$", "a duration such as 30s or 5m")]
+SemVer = Annotated[str, _pattern(r"^\d+\.\d+\.\d+$", "a version such as 2.60.0")]
+MinorVersion = Annotated[str, _pattern(r"^1\.\d+$", 'a Kubernetes minor version such as "1.33" (quoted)')]
+ImageTag = Annotated[str, _pattern(r"^[\w][\w.-]{0,127}$", "an image tag such as v1.7.0")]
+Environment = Literal["dev", "staging", "prod"]
+
+
+class Model(BaseModel):
+    """Base of every spec model: camelCase keys as in Kubernetes, unknown keys rejected."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        validate_default=True,
+    )
+
+
+class Resources(Model):
+    """Container requests and limits. Ray containers get requests equal to limits (Guaranteed QoS),
+    as KubeRay recommends, so the scheduler and Ray agree on what a pod really has."""
+
+    cpu: Quantity
+    memory: Quantity

@@ -1,0 +1,259 @@
+"""The whole platform spec, its cross-section checks, and parsing with user-facing errors."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, Tag, ValidationError
+
+from components.errors import ConfigError
+from components.spec.base import CONFIG_KEY, PATTERN_HINTS, Environment, MinorVersion, Model
+from components.spec.operator import OperatorSpec
+from components.spec.workloads import ClusterBase, GpuPool, LlmApp, RayServiceSpec, TpuPool, WorkloadsSpec
+
+
+class PlatformSpec(Model):
+    environment: Environment
+    kubernetes_version: MinorVersion = "1.33"
+    """The cluster's minor version; emitted objects are validated against its schemas."""
+    operator: OperatorSpec = OperatorSpec()
+    workloads: WorkloadsSpec = WorkloadsSpec()
+
+
+def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """Rules that span sections of the spec, as (key path, message) pairs."""
+    problems: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    watched = spec.operator.watch_namespaces
+    pools = spec.workloads.pools
+    for path, workload in spec.workloads.all():
+        kind = type(workload).__name__.removesuffix("Spec")
+        key = (kind, workload.namespace, workload.name)
+        if key in seen:
+            problems.append(
+                (f"{path}.name", f"{kind} {workload.namespace}/{workload.name} is already defined at {seen[key]}")
+            )
+        seen.setdefault(key, path)
+        if watched is not None and workload.namespace not in watched:
+            problems.append(
+                (
+                    f"{path}.namespace",
+                    f"{workload.namespace!r} is not watched by the operator; add it to "
+                    f"operator.watchNamespaces (now {watched})",
+                )
+            )
+        for j, group in enumerate(workload.worker_groups):
+            if group.pool not in pools:
+                problems.append(
+                    (
+                        f"{path}.workerGroups[{j}].pool",
+                        f"unknown pool {group.pool!r} (defined: {', '.join(sorted(pools))})",
+                    )
+                )
+        if isinstance(workload, RayServiceSpec):
+            problems += _service_checks(path, workload, pools)
+    return problems
+
+
+def _service_checks(path: str, service: RayServiceSpec, pools: Mapping[str, Any]) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    gpu_pools = [pools[g.pool] for g in service.worker_groups if isinstance(pools.get(g.pool), GpuPool)]
+    if (
+        upgrade_strategy(service, pools) == "NewClusterWithIncrementalUpgrade"
+        and not service.upgrade.gateway_class_name
+    ):
+        problems.append(
+            (
+                f"{path}.upgrade.gatewayClassName",
+                "required: services holding accelerators upgrade incrementally through Gateway API; name the "
+                "GatewayClass (e.g. istio), or set upgrade.strategy: NewCluster",
+            )
+        )
+    for i, app in enumerate(service.applications):
+        if not isinstance(app, LlmApp):
+            continue
+        if not gpu_pools:
+            problems.append((f"{path}.applications[{i}]", "an LLM app needs a worker group on a GPU pool"))
+            continue
+        per_pod = max(p.gpus_per_pod for p in gpu_pools)
+        gpus_at_max = sum(
+            pools[g.pool].gpus_per_pod * g.max_replicas
+            for g in service.worker_groups
+            if isinstance(pools.get(g.pool), GpuPool)
+        )
+        needed = sum(m.min_replicas * m.gpus_per_replica for m in app.models)
+        if needed > gpus_at_max:
+            problems.append(
+                (
+                    f"{path}.applications[{i}].models",
+                    f"the models' minimum replicas need {needed} GPUs (tensor x pipeline parallel x minReplicas) but "
+                    f"the GPU worker groups reach only {gpus_at_max} at maxReplicas; raise maxReplicas",
+                )
+            )
+        for j, model in enumerate(app.models):
+            if model.tensor_parallel_size > per_pod:
+                problems.append(
+                    (
+                        f"{path}.applications[{i}].models[{j}].tensorParallelSize",
+                        f"{model.tensor_parallel_size} exceeds the {per_pod} GPUs of one pod; tensor parallelism "
+                        "stays within a pod, use pipelineParallelSize to span pods",
+                    )
+                )
+    return problems
+
+
+def has_accelerators(workload: ClusterBase, pools: Mapping[str, Any]) -> bool:
+    return any(isinstance(pools.get(g.pool), (GpuPool, TpuPool)) for g in workload.worker_groups)
+
+
+def upgrade_strategy(service: RayServiceSpec, pools: Mapping[str, Any]) -> str:
+    """The RayService upgrade strategy ``auto`` resolves to."""
+    if service.upgrade.strategy != "auto":
+        return service.upgrade.strategy
+    return "NewClusterWithIncrementalUpgrade" if has_accelerators(service, pools) else "NewCluster"
+
+
+# --- Parsing with user-facing errors ----------------------------------------------------------
+
+
+def parse_platform(data: Any, source: str) -> PlatformSpec:
+    """Validate ``data`` (the value of ``kuberay-platform:platform``) read from ``source``.
+
+    Raises :class:`ConfigError` with one line per problem:
+    ``<source>: platform.<key path>: <what is expected>``.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError([f"{source}: {CONFIG_KEY}: expected a mapping, got {type(data).__name__}"])
+    try:
+        spec = PlatformSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError([f"{source}: {line}" for line in describe_errors(exc, PlatformSpec)]) from None
+    problems = cross_check(spec)
+    if problems:
+        raise ConfigError([f"{source}: {CONFIG_KEY}.{path}: {msg}" for path, msg in problems])
+    return spec
+
+
+def describe_errors(exc: ValidationError, root: type[BaseModel]) -> list[str]:
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        path, _model = _walk(root, loc)
+        kind = err["type"]
+        if loc and loc[-1] == "[key]":  # a map key that is not one of the allowed names
+            lines.append(f"{path}: unknown key; {err['msg'].replace('Input should be', 'expected')}")
+        elif kind == "string_pattern_mismatch":
+            hint = PATTERN_HINTS.get(str((err.get("ctx") or {}).get("pattern")), err["msg"])
+            lines.append(f"{path}: expected {hint} (got {_short(err.get('input'))})")
+        elif kind == "extra_forbidden":
+            _, parent = _walk(root, loc[:-1])
+            allowed = sorted(f.alias or n for n, f in parent.model_fields.items()) if parent else []
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            lines.append(f"{path}: unknown key{hint} (expected one of: {', '.join(allowed)})")
+        elif kind == "missing":
+            lines.append(f"{path}: required key is missing")
+        elif kind in ("union_tag_invalid", "union_tag_not_found"):
+            lines.append(f"{path}: {err['msg']}")
+        elif kind == "value_error":
+            msg = err["msg"].removeprefix("Value error, ")
+            field = re.match(r"^(\w+): (.*)$", msg)
+            if field:  # validators name the key they judge: "maxReplicas: must be ..."
+                path, msg = f"{path}.{field.group(1)}", field.group(2)
+            lines.append(f"{path}: {msg}")
+        else:
+            lines.append(f"{path}: {err['msg']} (got {_short(err.get('input'))})")
+    return lines
+
+
+_INTERNAL = re.compile(r"^(function-after|function-before|function-wrap|literal|union|tagged-union)\[")
+
+
+def format_path(loc: Sequence[Any]) -> str:
+    """A pydantic error location as the user wrote it: ``platform.workloads.rayJobs[0].entrypoint``."""
+    return _walk(PlatformSpec, loc[1:] if loc and loc[0] == CONFIG_KEY else loc)[0]
+
+
+def _walk(root: type[BaseModel], loc: Sequence[Any]) -> tuple[str, type[BaseModel] | None]:
+    """(the key path the user wrote, the model found there) for a pydantic error location. Union
+    tags and validator steps that pydantic puts in ``loc`` are not keys and are left out."""
+    out = CONFIG_KEY
+    ann: Any = root
+    for part in loc:
+        ann = _unwrap_optional(ann)
+        if isinstance(part, int):
+            out += f"[{part}]"
+            ann = _container_item(ann)
+            continue
+        if part == "[key]" or _INTERNAL.match(str(part)):
+            continue
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+        if model is not None:
+            field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+            out += f".{part}"
+            ann = field.annotation if field is not None else None
+            continue
+        members = _union_members(ann)
+        if part in members:  # a discriminated union's tag: choose the member, show nothing
+            ann = members[part]
+            continue
+        out += f".{part}"
+        ann = _container_item(ann)
+    ann = _unwrap_optional(ann)
+    return out, ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+
+
+def _unwrap_optional(ann: Any) -> Any:
+    args = [a for a in get_args(ann) if a is not type(None)]
+    if get_origin(ann) in (Union, UnionType) and len(args) == 1:
+        return args[0]
+    if get_origin(ann) is Annotated:
+        return _unwrap_optional(get_args(ann)[0])
+    return ann
+
+
+def _container_item(ann: Any) -> Any:
+    """The item type of ``list[X]`` and the value type of ``dict[K, X]``."""
+    origin, args = get_origin(ann), get_args(ann)
+    if origin in (list, tuple) and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None
+
+
+def _union_members(ann: Any) -> dict[str, Any]:
+    """tag -> member of a discriminated union (``Tag`` metadata, or a ``type: Literal[...]`` field)."""
+    if get_origin(ann) is Annotated:
+        ann = get_args(ann)[0]
+    members: dict[str, Any] = {}
+    for member in get_args(ann) if get_origin(ann) in (Union, UnionType) else ():
+        target, tag = member, None
+        if get_origin(member) is Annotated:
+            target = get_args(member)[0]
+            tag = next((m.tag for m in member.__metadata__ if isinstance(m, Tag)), None)
+        if tag is None and isinstance(target, type) and issubclass(target, BaseModel) and "type" in target.model_fields:
+            literal = get_args(target.model_fields["type"].annotation)
+            tag = literal[0] if literal else None
+        if tag is not None:
+            members[str(tag)] = target
+    return members
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def models_in(annotation: Any) -> list[type[BaseModel]]:
+    """Every model class inside an annotation (``list[X] | None``, unions, dict values)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in get_args(annotation):
+        found += models_in(arg)
+    return found

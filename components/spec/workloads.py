@@ -1,0 +1,490 @@
+"""Ray workloads: hardware pools, RayClusters, RayJobs (and RayCronJobs) and RayServices.
+
+Each workload is one embedded Ray cluster plus what its kind adds. Worker groups name a pool, so
+every group holds one kind of hardware and its accelerator resources and ``rayStartParams`` are
+derived together. Autoscaling profiles give training and serving their defaults; any field set on
+a workload wins.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, model_validator
+
+from components.spec.base import RAY_VERSION, K8sName, Model, Quantity, Resources, SemVer
+
+# --- Hardware pools ---------------------------------------------------------------------------
+
+
+class Toleration(Model):
+    key: str
+    operator: Literal["Exists", "Equal"] = "Exists"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = "NoSchedule"
+
+
+class CpuPool(Model):
+    """Nodes without accelerators."""
+
+    type: Literal["cpu"]
+    node_selector: dict[str, str] = {}
+    tolerations: list[Toleration] = []
+
+
+class GpuPool(Model):
+    """NVIDIA GPU nodes. Each pod gets ``gpusPerPod`` GPUs (``nvidia.com/gpu``); Ray's ``num-gpus``
+    follows from it."""
+
+    type: Literal["gpu"]
+    gpus_per_pod: int = Field(default=1, ge=1, le=16)
+    product: str | None = None
+    """Node label value that pins the GPU model, e.g. ``NVIDIA-A100-SXM4-80GB``."""
+    product_label: str = "nvidia.com/gpu.product"
+    """The label carrying it: NVIDIA GPU feature discovery's; on GKE ``cloud.google.com/gke-accelerator``."""
+    node_selector: dict[str, str] = {}
+    tolerations: list[Toleration] = [Toleration(key="nvidia.com/gpu")]
+    """GPU nodes are usually tainted so CPU work stays off them; GPU pods tolerate the taint."""
+    cuda: Literal["gpu", "cu121", "cu124", "cu125", "cu128"] = "gpu"
+    """Ray image variant: ``<rayVersion>-<python>-gpu`` (Ray's default CUDA) or a pinned CUDA."""
+
+
+class TpuPool(Model):
+    """A GKE TPU slice: ``topology`` chips, ``chipsPerHost`` per VM; a slice of more than one host
+    is a multi-host worker group (``numOfHosts``)."""
+
+    type: Literal["tpu"]
+    accelerator: str = Field(min_length=1)
+    """``cloud.google.com/gke-tpu-accelerator``, e.g. ``tpu-v6e-slice``."""
+    topology: str = Field(pattern=r"^\d+(x\d+){1,2}$")
+    """``cloud.google.com/gke-tpu-topology``, e.g. ``4x4`` (16 chips)."""
+    chips_per_host: int = Field(default=4, ge=1, le=8)
+    node_selector: dict[str, str] = {}
+    tolerations: list[Toleration] = [Toleration(key="google.com/tpu")]
+
+    @property
+    def chips(self) -> int:
+        return math.prod(int(d) for d in self.topology.split("x"))
+
+    @property
+    def hosts(self) -> int:
+        return max(1, self.chips // self.chips_per_host)
+
+    @model_validator(mode="after")
+    def _whole_hosts(self) -> TpuPool:
+        if self.chips > self.chips_per_host and self.chips % self.chips_per_host:
+            raise ValueError(
+                f"topology: {self.topology} has {self.chips} chips, "
+                f"not a multiple of chipsPerHost {self.chips_per_host}"
+            )
+        return self
+
+
+Pool = Annotated[CpuPool | GpuPool | TpuPool, Field(discriminator="type")]
+DEFAULT_POOLS: dict[str, CpuPool | GpuPool | TpuPool] = {"cpu": CpuPool(type="cpu")}
+
+
+# --- Autoscaling profiles ---------------------------------------------------------------------
+
+
+class AutoscalingProfile(Model):
+    min_replicas: int
+    upscaling_mode: Literal["Default", "Aggressive", "Conservative"]
+    idle_timeout_seconds: int
+
+
+PROFILES: dict[str, AutoscalingProfile] = {
+    # Training has a start and an end: scale from zero, add nodes cautiously, keep idle nodes a
+    # while so a job's next stage does not wait for new pods (seeds ch. 8.4, 9.4).
+    "training": AutoscalingProfile(min_replicas=0, upscaling_mode="Conservative", idle_timeout_seconds=300),
+    # Serving needs a floor for latency and redundancy, reacts fast, and gives idle capacity back
+    # quickly (seeds ch. 9.4: min 2, Aggressive, 60 s).
+    "serving": AutoscalingProfile(min_replicas=2, upscaling_mode="Aggressive", idle_timeout_seconds=60),
+}
+Profile = Literal["training", "serving"]
+
+
+class AutoscalerSpec(Model):
+    """Overrides of the profile; unset fields come from it."""
+
+    version: Literal["v1", "v2"] = "v2"
+    """Autoscaler v2 is the production choice (seeds ch. 8.4)."""
+    idle_timeout_seconds: int | None = Field(default=None, ge=0)
+    upscaling_mode: Literal["Default", "Aggressive", "Conservative"] | None = None
+
+
+# --- Cluster building blocks ------------------------------------------------------------------
+
+
+class RayImage(Model):
+    repository: str = "rayproject/ray"
+    python: Literal["py310", "py311", "py312"] = "py311"
+    """Python flavour of the official image; the tag is ``<rayVersion>-<python>[-gpu]``."""
+
+    def reference(self, ray_version: str, variant: str | None = None) -> str:
+        suffix = f"-{variant}" if variant else ""
+        return f"{self.repository}:{ray_version}-{self.python}{suffix}"
+
+
+class IngressSpec(Model):
+    """The head's dashboard through ``headGroupSpec.ingressOptions`` (KubeRay 1.7)."""
+
+    host: str = Field(min_length=1)
+    path: str = "/"
+    path_type: Literal["Exact", "Prefix", "ImplementationSpecific"] = "Prefix"
+    tls_secret: K8sName | None = None
+    """A TLS Secret for ``host`` (e.g. issued by cert-manager); TLS is on when set."""
+
+
+class HeadSpec(Model):
+    resources: Resources = Resources(cpu="2", memory="8Gi")
+    """The head runs GCS, the dashboard and the autoscaler, never tasks: 2 CPU / 8Gi is Ray's
+    production guidance for a head that schedules no work."""
+    node_selector: dict[str, str] = {}
+    ingress: IngressSpec | None = None
+
+
+class WorkerGroupSpec(Model):
+    name: K8sName
+    pool: K8sName = "cpu"
+    """The hardware pool (``workloads.pools``) the group runs on: one kind of hardware per group."""
+    min_replicas: int | None = Field(default=None, ge=0)
+    """Defaults to the workload's profile: 0 for training, 2 for serving. For a multi-host TPU
+    pool a replica is a whole slice."""
+    max_replicas: int = Field(ge=1)
+    replicas: int | None = Field(default=None, ge=0)
+    """Initial replicas; defaults to ``minReplicas``."""
+    resources: Resources = Resources(cpu="4", memory="16Gi")
+    """CPU and memory per pod; accelerators come from the pool."""
+    idle_timeout_seconds: int | None = Field(default=None, ge=0)
+    """Overrides the cluster's idle timeout for this group."""
+
+    def floor(self, profile: Profile) -> int:
+        return PROFILES[profile].min_replicas if self.min_replicas is None else self.min_replicas
+
+    def initial(self, profile: Profile) -> int:
+        return self.floor(profile) if self.replicas is None else self.replicas
+
+    @model_validator(mode="after")
+    def _bounds(self) -> WorkerGroupSpec:
+        if self.min_replicas is not None and self.max_replicas < self.min_replicas:
+            raise ValueError(f"maxReplicas: must be >= minReplicas (got {self.max_replicas} < {self.min_replicas})")
+        low = self.min_replicas or 0
+        if self.replicas is not None and not low <= self.replicas <= self.max_replicas:
+            raise ValueError(
+                f"replicas: must be between minReplicas and maxReplicas "
+                f"(got {self.replicas}, range {low}..{self.max_replicas})"
+            )
+        return self
+
+
+class SecretKeyRef(Model):
+    name: K8sName
+    key: str = "password"
+
+
+class GcsFaultToleranceSpec(Model):
+    """GCS fault tolerance: ``rocksdb`` (embedded, on a PVC the operator provisions; alpha gate
+    GCSFaultToleranceEmbeddedStorage) or ``redis`` (a standalone Redis; password from a Secret)."""
+
+    backend: Literal["redis", "rocksdb"]
+    storage_size: Quantity = "1Gi"
+    """rocksdb only: size of the operator-provisioned PVC."""
+    retain_storage: bool = True
+    """rocksdb only: keep the PVC when the cluster is deleted (``deletionPolicy: Retain``)."""
+    redis_address: str | None = None
+    """redis only: ``host:port`` of a standalone Redis (KubeRay does not support Redis Cluster)."""
+    redis_password_secret: SecretKeyRef | None = None
+    external_storage_namespace: str | None = None
+    """redis only: key prefix; defaults to the workload's ``<namespace>-<name>``, unique per cluster."""
+
+    @model_validator(mode="after")
+    def _backend_fields(self) -> GcsFaultToleranceSpec:
+        if self.backend == "redis" and not self.redis_address:
+            raise ValueError("redisAddress: required for backend redis (host:port of a standalone Redis)")
+        if self.backend == "rocksdb" and (self.redis_address or self.redis_password_secret):
+            raise ValueError("backend: redisAddress/redisPasswordSecret apply to backend redis, not rocksdb")
+        return self
+
+
+class NfsVolume(Model):
+    server: str = Field(min_length=1)
+    path: str = Field(pattern=r"^/")
+    read_only: bool = False
+
+
+class PvcVolume(Model):
+    claim_name: K8sName
+    read_only: bool = False
+
+
+class SharedVolume(Model):
+    """A volume every Ray container mounts: NFS for datasets, a PVC for checkpoints."""
+
+    name: K8sName
+    mount_path: str = Field(pattern=r"^/")
+    nfs: NfsVolume | None = None
+    pvc: PvcVolume | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SharedVolume:
+        if (self.nfs is None) == (self.pvc is None):
+            raise ValueError("nfs: set exactly one of nfs or pvc")
+        return self
+
+
+class ClusterBase(Model):
+    """What every Ray workload has: its cluster."""
+
+    name: K8sName
+    namespace: K8sName
+    ray_version: SemVer = RAY_VERSION
+    image: RayImage = RayImage()
+    head: HeadSpec = HeadSpec()
+    worker_groups: list[WorkerGroupSpec] = Field(min_length=1)
+    profile: Profile = "training"
+    autoscaler: AutoscalerSpec = AutoscalerSpec()
+    auth: Literal["token", "disabled"] = "token"
+    """Token auth (Ray 2.52+): the operator creates the token Secret. Set explicitly either way."""
+    gcs_fault_tolerance: GcsFaultToleranceSpec | None = None
+    network_policy: Literal["DenyAll", "DenyAllIngress", "DenyAllEgress"] | None = None
+    """Operator-managed NetworkPolicy (alpha gate RayClusterNetworkPolicy); DNS egress is yours."""
+    mtls: bool = False
+    """Operator-issued mTLS between Ray pods (alpha gate RayClusterMTLS; needs cert-manager)."""
+    volumes: list[SharedVolume] = []
+    secret_env: list[K8sName] = []
+    """Secrets whose keys become environment variables of every Ray container (``envFrom``), e.g.
+    object-store credentials. Never inline."""
+    env: dict[str, str] = {}
+    """Plain (non-secret) environment variables of every Ray container."""
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> ClusterBase:
+        for label, names in (
+            ("workerGroups", [g.name for g in self.worker_groups]),
+            ("volumes", [v.name for v in self.volumes]),
+        ):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{label}: names must be unique (repeated: {', '.join(dupes)})")
+        return self
+
+    def autoscaling(self) -> AutoscalingProfile:
+        """The profile with this workload's overrides applied."""
+        base = PROFILES[self.profile]
+        return AutoscalingProfile(
+            min_replicas=base.min_replicas,
+            upscaling_mode=self.autoscaler.upscaling_mode or base.upscaling_mode,
+            idle_timeout_seconds=(
+                base.idle_timeout_seconds
+                if self.autoscaler.idle_timeout_seconds is None
+                else self.autoscaler.idle_timeout_seconds
+            ),
+        )
+
+
+class RayClusterSpec(ClusterBase):
+    """A long-lived RayCluster (interactive work, shared clusters)."""
+
+
+# --- RayJob -----------------------------------------------------------------------------------
+
+
+class RuntimeEnv(Model):
+    """What a job's runtime environment may carry. No ``pip``/``uv``/``conda``: dependencies belong
+    in the image (seeds ch. 9.3), so run-time installs cannot be expressed."""
+
+    working_dir: str | None = None
+    env_vars: dict[str, str] = {}
+
+
+class DeletionRule(Model):
+    policy: Literal["DeleteCluster", "DeleteWorkers", "DeleteSelf", "DeleteNone"]
+    job_status: Literal["SUCCEEDED", "FAILED"]
+    ttl_seconds: int = Field(ge=0)
+
+
+DELETION_RULES: list[DeletionRule] = [
+    # Seeds ch. 9.5: on failure free the workers after 30 s but keep the head (logs) for an hour;
+    # on success delete the cluster after a minute.
+    DeletionRule(policy="DeleteWorkers", job_status="FAILED", ttl_seconds=30),
+    DeletionRule(policy="DeleteCluster", job_status="FAILED", ttl_seconds=3600),
+    DeletionRule(policy="DeleteCluster", job_status="SUCCEEDED", ttl_seconds=60),
+]
+
+_CRON = re.compile(r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\S+\s+){4}\S+)$")
+
+
+class RayJobSpec(ClusterBase):
+    entrypoint: str = Field(min_length=1)
+    runtime_env: RuntimeEnv = RuntimeEnv()
+    submission_mode: Literal["K8sJobMode", "SidecarMode"] = "K8sJobMode"
+    """K8sJobMode submits from a Kubernetes Job (isolation); SidecarMode from a sidecar of the
+    head, for when the operator cannot reach the head reliably (seeds ch. 9.5)."""
+    cleanup: Literal["deletionRules", "shutdownAfterJobFinishes"] | None = None
+    """How the cluster goes away: ``deletionRules`` (the seeds' staged rules; default) or
+    ``shutdownAfterJobFinishes`` with ``ttlSecondsAfterFinished`` (required when queued in Kueue).
+    Never both."""
+    deletion_rules: list[DeletionRule] = DELETION_RULES
+    ttl_seconds_after_finished: int = Field(default=300, ge=0)
+    """For ``shutdownAfterJobFinishes``: seconds the finished cluster stays for inspection."""
+    active_deadline_seconds: int | None = Field(default=None, ge=1)
+    backoff_limit: int = Field(default=0, ge=0)
+    """Retries of the whole job (a new cluster each time); 0 as in KubeRay."""
+    queue: K8sName | None = None
+    """Kueue LocalQueue; the job is labelled ``kueue.x-k8s.io/queue-name``."""
+    schedule: str | None = None
+    """A cron schedule: the job becomes a RayCronJob (alpha gate RayCronJob, switched on for it)."""
+    time_zone: str | None = None
+
+    @property
+    def resolved_cleanup(self) -> str:
+        if self.cleanup is not None:
+            return self.cleanup
+        return "shutdownAfterJobFinishes" if self.queue else "deletionRules"
+
+    @model_validator(mode="after")
+    def _job_rules(self) -> RayJobSpec:
+        if self.queue and self.cleanup == "deletionRules":
+            raise ValueError(
+                "cleanup: a Kueue-queued RayJob needs shutdownAfterJobFinishes (Kueue frees quota with the "
+                "cluster); use cleanup: shutdownAfterJobFinishes or remove queue"
+            )
+        if self.schedule is not None and not _CRON.match(self.schedule.strip()):
+            raise ValueError(f"schedule: expected a cron expression such as '0 3 * * *' (got {self.schedule!r})")
+        if self.time_zone is not None and self.schedule is None:
+            raise ValueError("timeZone: only applies with a schedule")
+        return self
+
+
+# --- RayService -------------------------------------------------------------------------------
+
+
+class DeploymentAutoscaling(Model):
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(default=1, ge=1)
+    target_ongoing_requests: float | None = Field(default=None, gt=0)
+
+
+class ServeDeployment(Model):
+    """Overrides for one deployment of an application (Ray Serve ``deployments:``)."""
+
+    name: str = Field(min_length=1)
+    num_replicas: int | None = Field(default=None, ge=1)
+    max_ongoing_requests: int | None = Field(default=None, ge=1)
+    autoscaling: DeploymentAutoscaling | None = None
+    num_cpus: float | None = Field(default=None, ge=0)
+    num_gpus: float | None = Field(default=None, ge=0)
+
+
+class ServeApp(Model):
+    type: Literal["serve"] = "serve"
+    name: str = Field(min_length=1)
+    import_path: str = Field(pattern=r"^[A-Za-z_][\w.]*[.:][A-Za-z_]\w*$")
+    route_prefix: str = Field(default="/", pattern=r"^/")
+    args: dict[str, Any] = {}
+    deployments: list[ServeDeployment] = []
+    env_vars: dict[str, str] = {}
+
+
+class LlmModel(Model):
+    """One model of a Ray Serve LLM app (``ray.serve.llm``, vLLM engine)."""
+
+    model_id: str = Field(min_length=1)
+    """The name clients ask for (OpenAI ``model``)."""
+    model_source: str | None = None
+    """Where weights come from: a Hugging Face id or a path on a shared volume."""
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    """GPUs one replica shards each layer over; within one pod."""
+    pipeline_parallel_size: int = Field(default=1, ge=1)
+    """Pods one replica spans (one stage per pod); >1 makes the service multi-host."""
+    min_replicas: int = Field(default=1, ge=1)
+    max_replicas: int = Field(default=1, ge=1)
+    accelerator_type: str | None = None
+    """Ray accelerator type to pin replicas to, e.g. ``A100``."""
+    engine_kwargs: dict[str, Any] = {}
+    """Extra vLLM engine arguments (max_model_len, ...)."""
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
+
+class LlmApp(Model):
+    type: Literal["llm"]
+    name: str = Field(min_length=1)
+    route_prefix: str = Field(default="/", pattern=r"^/")
+    models: list[LlmModel] = Field(min_length=1)
+
+
+def _app_kind(value: Any) -> str:
+    raw = value.get("type", "serve") if isinstance(value, dict) else getattr(value, "type", "serve")
+    return raw if raw in ("serve", "llm") else "serve"
+
+
+Application = Annotated[Annotated[ServeApp, Tag("serve")] | Annotated[LlmApp, Tag("llm")], Discriminator(_app_kind)]
+
+
+class UpgradeSpec(Model):
+    strategy: Literal["auto", "NewCluster", "NewClusterWithIncrementalUpgrade"] = "auto"
+    """``auto``: incremental for services holding accelerators (one surge step instead of a whole
+    second cluster), blue-green (``NewCluster``) otherwise. ``None`` (downtime) is not offered."""
+    gateway_class_name: str | None = None
+    """Gateway API class the incremental upgrade routes through (e.g. ``istio``); required for it."""
+    step_size_percent: int = Field(default=20, ge=1, le=100)
+    """Traffic moved per step (seeds: 20% steps)."""
+    interval_seconds: int = Field(default=60, ge=1)
+    max_surge_percent: int = Field(default=20, ge=1, le=100)
+    """Capacity the new cluster adds per step: a 5-GPU service peaks at 6 GPUs with 20%."""
+
+
+class RayServiceSpec(ClusterBase):
+    profile: Profile = "serving"
+    applications: list[Application] = Field(min_length=1)
+    upgrade: UpgradeSpec = UpgradeSpec()
+    termination_grace_period_seconds: int | None = Field(default=None, ge=0)
+    """Worker drain time; defaults to 600 s for LLM services (seeds ch. 8.10: 300-600 s)."""
+
+    @property
+    def is_llm(self) -> bool:
+        return any(isinstance(app, LlmApp) for app in self.applications)
+
+    @property
+    def multi_host_llm(self) -> bool:
+        return any(
+            m.pipeline_parallel_size > 1 for app in self.applications if isinstance(app, LlmApp) for m in app.models
+        )
+
+    @model_validator(mode="after")
+    def _apps(self) -> RayServiceSpec:
+        names = [a.name for a in self.applications]
+        prefixes = [a.route_prefix for a in self.applications]
+        for label, values in (("name", names), ("routePrefix", prefixes)):
+            dupes = sorted({v for v in values if values.count(v) > 1})
+            if dupes:
+                raise ValueError(f"applications: {label}s must be unique (repeated: {', '.join(dupes)})")
+        return self
+
+
+# --- All workloads ----------------------------------------------------------------------------
+
+
+class WorkloadsSpec(Model):
+    pools: dict[K8sName, Pool] = DEFAULT_POOLS
+    """Hardware pools by name; ``cpu`` exists unless you redefine the map."""
+    ray_clusters: list[RayClusterSpec] = []
+    ray_jobs: list[RayJobSpec] = []
+    ray_services: list[RayServiceSpec] = []
+
+    def all(self) -> list[tuple[str, ClusterBase]]:
+        """(spec key path, workload) of every workload."""
+        out: list[tuple[str, ClusterBase]] = []
+        for key, items in (
+            ("rayClusters", self.ray_clusters),
+            ("rayJobs", self.ray_jobs),
+            ("rayServices", self.ray_services),
+        ):
+            out += [(f"workloads.{key}[{i}]", w) for i, w in enumerate(items)]
+        return out
