@@ -1,0 +1,148 @@
+"""Real Ray: the head and worker ``ray start`` lines KubeRay would run for the dev stack's cluster,
+started as local processes with Ray 2.60.0; a task must run on the worker, never on the head."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from components.manifests.platform import build_manifests
+from components.manifests.ray_objects import pod_groups
+from components.manifests.ray_start import ray_start_command, with_flags
+from components.spec import parse_platform
+from tests.conftest import REPO
+from tools.stackfile import read_stack_config
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def dev_cluster() -> dict:
+    config, _ = read_stack_config(REPO / "stacks/Pulumi.dev.yaml", "dev")
+    spec = parse_platform(config["kuberay-platform:platform"], "dev")
+    return next(o for o in build_manifests(spec, "dev").workloads if o["kind"] == "RayCluster")
+
+
+def test_the_rendered_command_lines_carry_the_manifest_params() -> None:
+    head, worker = list(pod_groups(dev_cluster()))
+    head_argv = ray_start_command(head)
+    worker_argv = ray_start_command(worker, "ray-head:6379")
+    assert head_argv[:3] == ["ray", "start", "--head"] and head_argv[-1] == "--block"
+    assert "--num-cpus=0" in head_argv  # rayStartParams win over the CPU limit (1)
+    assert "--memory=4294967296" in head_argv and "--dashboard-host=0.0.0.0" in head_argv
+    assert "--address=ray-head:6379" in worker_argv
+    assert "--num-cpus=2" in worker_argv and "--memory=8589934592" in worker_argv
+    with pytest.raises(ValueError, match="head address"):
+        ray_start_command(worker)
+
+
+@pytest.fixture
+def ray_processes(tmp_path: Path):  # type: ignore[no-untyped-def]
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in started:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _start(argv: list[str], env: dict[str, str], log: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    ray = Path(sys.executable).with_name("ray")
+    started.append(
+        subprocess.Popen(
+            [str(ray), *argv[1:]], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True
+        )
+    )
+
+
+def _wait_started(log: Path, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    """``ray start --block`` prints "Ray runtime started" once the node is up."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        if "Ray runtime started" in text:
+            return
+        assert proc.poll() is None, f"ray start exited {proc.returncode}:\n{text[-3000:]}"
+        time.sleep(0.5)
+    raise AssertionError(f"ray start did not come up in {timeout} s:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def test_a_task_runs_on_the_worker_never_on_the_head(ray_processes, tmp_path: Path, request) -> None:  # type: ignore[no-untyped-def]
+    if shutil.which("ray", path=str(Path(sys.executable).parent)) is None:
+        pytest.fail("Ray is not installed in the venv (requirements.txt pins ray[serve]==2.60.0)")
+    head, worker = list(pod_groups(dev_cluster()))
+    gcs = free_port()
+    short_tmp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # Ray's socket paths must stay under 108 bytes
+    request.addfinalizer(lambda: shutil.rmtree(short_tmp, ignore_errors=True))
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_DISABLE_DOCKER_CPU_WARNING": "1"}
+    # Local adjustments only: two nodes share one machine, so each gets free ports, a small object
+    # store and its own temp dir; every Ray parameter from the manifest stays as rendered.
+    local = {"object-store-memory": str(100 * 1024 * 1024), "node-ip-address": "127.0.0.1"}
+    head_argv = with_flags(
+        ray_start_command(head),
+        {
+            "port": gcs,
+            "dashboard-port": free_port(),
+            "metrics-export-port": free_port(),
+            "dashboard-agent-listen-port": free_port(),
+            "temp-dir": short_tmp,
+            **local,
+        },
+    )
+    worker_argv = with_flags(
+        ray_start_command(worker, f"127.0.0.1:{gcs}"),
+        {"metrics-export-port": free_port(), "dashboard-agent-listen-port": free_port(), **local},
+    )
+    _start(head_argv, env, tmp_path / "head.log", ray_processes)
+    _wait_started(tmp_path / "head.log", ray_processes[-1])
+    _start(worker_argv, env, tmp_path / "worker.log", ray_processes)
+    _wait_started(tmp_path / "worker.log", ray_processes[-1])
+    driver = textwrap.dedent(
+        f"""
+        import time, ray
+        ray.init(address="127.0.0.1:{gcs}", _node_ip_address="127.0.0.1")
+        deadline = time.time() + 120
+        while len([n for n in ray.nodes() if n["Alive"]]) < 2:
+            assert time.time() < deadline, "worker never joined"
+            time.sleep(1)
+        head = [n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"]]
+        assert len(head) == 1, ray.nodes()
+        head_node = next(n for n in ray.nodes() if n["NodeID"] == head[0])
+        print("head-cpus", int(head_node["Resources"].get("CPU", 0)))
+
+        @ray.remote
+        def where():
+            return ray.get_runtime_context().get_node_id()
+
+        # SPREAD would put tasks on every node that can take them: only the head's num-cpus 0 keeps them off it.
+        placed = set(ray.get([where.options(scheduling_strategy="SPREAD").remote() for _ in range(8)], timeout=120))
+        print("head", head[0])
+        print("placed", sorted(placed))
+        assert head[0] not in placed
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", driver], env=env, capture_output=True, text=True, timeout=240)
+    logs = "".join(p.read_text(errors="replace")[-2000:] for p in (tmp_path / "head.log", tmp_path / "worker.log"))
+    assert result.returncode == 0, result.stdout + result.stderr + logs
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
+    assert lines["head-cpus"] == "0"
+    assert lines["head"] not in lines["placed"]

@@ -1,0 +1,525 @@
+"""Ray workloads from the spec: pools, profiles, RayJob/RayCronJob, RayService, capacity."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.errors import ConfigError
+from components.manifests.capacity import capacity, upgrade_peak
+from components.manifests.platform import build_manifests
+from components.manifests.ray_objects import pod_groups
+from components.manifests.workloads import serve_config
+from components.spec import parse_platform
+from policies.rules.base import RuleContext
+from policies.rules.engine import evaluate
+from policies.rules.serve_config_schema import serve_config_errors
+from tests.conftest import REPO
+from tools.schema import Validator
+from tools.stackfile import read_stack_config
+
+POOLS = {
+    "cpu": {"type": "cpu"},
+    "a100": {"type": "gpu", "gpusPerPod": 4, "product": "NVIDIA-A100-SXM4-80GB", "cuda": "cu128"},
+    "l4": {"type": "gpu", "gpusPerPod": 1},
+    "v6e": {"type": "tpu", "accelerator": "tpu-v6e-slice", "topology": "4x4", "chipsPerHost": 4},
+    "v6e-single": {"type": "tpu", "accelerator": "tpu-v6e-slice", "topology": "2x2"},
+}
+
+
+def platform(environment: str = "prod", **workloads: Any) -> dict[str, Any]:
+    return {"environment": environment, "workloads": {"pools": POOLS, **workloads}}
+
+
+def build(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return build_manifests(parse_platform(data, "s.yaml"), "s.yaml").workloads
+
+
+def errors(data: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        build(data)
+    return info.value.lines
+
+
+def llm_service(**overrides: Any) -> dict[str, Any]:
+    service: dict[str, Any] = {
+        "name": "chat",
+        "namespace": "serving",
+        "workerGroups": [
+            {"name": "gpu", "pool": "a100", "maxReplicas": 4, "resources": {"cpu": "16", "memory": "128Gi"}}
+        ],
+        "applications": [
+            {
+                "type": "llm",
+                "name": "chat",
+                "models": [
+                    {
+                        "modelId": "qwen",
+                        "modelSource": "Qwen/Qwen2.5-7B-Instruct",
+                        "tensorParallelSize": 4,
+                        "pipelineParallelSize": 2,
+                    }
+                ],
+            }
+        ],
+        "upgrade": {"gatewayClassName": "istio"},
+        "gcsFaultTolerance": {
+            "backend": "redis",
+            "redisAddress": "redis:6379",
+            "redisPasswordSecret": {"name": "redis"},
+        },
+    }
+    service.update(overrides)
+    return service
+
+
+def job(**overrides: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "name": "train",
+        "namespace": "research",
+        "entrypoint": "python train.py",
+        "workerGroups": [{"name": "gpu", "pool": "l4", "maxReplicas": 4}],
+    }
+    spec.update(overrides)
+    return spec
+
+
+def groups(obj: dict[str, Any]) -> dict[str, Any]:
+    return {g.name: g for g in pod_groups(obj)}
+
+
+# --- pools ------------------------------------------------------------------------------------
+
+
+def test_a_gpu_group_gets_matching_resources_params_selector_tolerations_and_cuda_image() -> None:
+    (service,) = build(platform(rayServices=[llm_service()]))
+    head, gpu = groups(service)["head"], groups(service)["gpu"]
+    container = gpu.ray_container
+    assert (
+        container["resources"]["limits"]["nvidia.com/gpu"]
+        == "4"
+        == container["resources"]["requests"]["nvidia.com/gpu"]
+    )
+    assert gpu.ray_start_params == {"num-gpus": "4"}
+    assert gpu.pod_spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    assert gpu.pod_spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert container["image"] == "rayproject/ray:2.60.0-py311-cu128"
+    assert head.ray_container["image"] == "rayproject/ray:2.60.0-py311-cu128"  # one image for the whole cluster
+    assert head.ray_start_params == {"num-cpus": "0", "num-gpus": "0", "dashboard-host": "0.0.0.0"}
+    assert "nvidia.com/gpu" not in head.ray_container["resources"]["limits"]
+
+
+def test_a_multi_host_tpu_group_gets_hosts_chips_and_gke_selectors() -> None:
+    (obj,) = build(platform(rayJobs=[job(workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 1}])]))
+    tpu = groups(obj)["tpu"]
+    assert tpu.group["numOfHosts"] == 4
+    assert tpu.ray_container["resources"]["limits"]["google.com/tpu"] == "4"
+    assert tpu.pod_spec["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "4x4",
+    }
+    assert "num-gpus" not in groups(obj)["head"].ray_start_params
+
+
+def test_a_single_host_tpu_pool_is_one_host() -> None:
+    (obj,) = build(platform(rayJobs=[job(workerGroups=[{"name": "tpu", "pool": "v6e-single", "maxReplicas": 2}])]))
+    assert groups(obj)["tpu"].group["numOfHosts"] == 1
+    assert groups(obj)["tpu"].ray_container["resources"]["limits"]["google.com/tpu"] == "4"
+
+
+def test_tpu_topology_must_split_into_whole_hosts() -> None:
+    data = platform(rayJobs=[job()])
+    data["workloads"]["pools"] = {
+        **POOLS,
+        "odd": {"type": "tpu", "accelerator": "x", "topology": "2x3", "chipsPerHost": 4},
+    }
+    assert errors(data) == [
+        "s.yaml: platform.workloads.pools.odd.topology: 2x3 has 6 chips, not a multiple of chipsPerHost 4"
+    ]
+
+
+def test_a_worker_group_naming_an_unknown_pool_is_a_config_error() -> None:
+    assert errors(platform(rayJobs=[job(workerGroups=[{"name": "g", "pool": "h100", "maxReplicas": 1}])])) == [
+        "s.yaml: platform.workloads.rayJobs[0].workerGroups[0].pool: unknown pool 'h100' "
+        "(defined: a100, cpu, l4, v6e, v6e-single)"
+    ]
+
+
+def test_a_misspelled_pool_key_is_reported_against_the_right_pool_type() -> None:
+    data = platform()
+    data["workloads"]["pools"] = {"g": {"type": "gpu", "gpuPerPod": 2}}
+    (line,) = errors(data)
+    assert line.startswith("s.yaml: platform.workloads.pools.g.gpuPerPod: unknown key; did you mean 'gpusPerPod'?")
+
+
+# --- profiles ---------------------------------------------------------------------------------
+
+
+def test_profiles_set_floors_and_autoscaler_behaviour() -> None:
+    cluster = {"name": "c", "namespace": "n", "workerGroups": [{"name": "cpu", "maxReplicas": 8}]}
+    served = {**cluster, "name": "s", "applications": [{"name": "a", "importPath": "app:deployment"}]}
+    training, serving = build(platform(rayClusters=[cluster], rayServices=[served]))
+    assert training["spec"]["autoscalerOptions"] | {"resources": None} == {
+        "version": "v2",
+        "idleTimeoutSeconds": 300,
+        "upscalingMode": "Conservative",
+        "resources": None,
+    }
+    assert training["spec"]["workerGroupSpecs"][0]["minReplicas"] == 0
+    options = serving["spec"]["rayClusterConfig"]["autoscalerOptions"]
+    assert (options["idleTimeoutSeconds"], options["upscalingMode"]) == (60, "Aggressive")
+    assert serving["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["minReplicas"] == 2
+
+
+def test_a_workload_overrides_its_profile() -> None:
+    cluster = {
+        "name": "c",
+        "namespace": "n",
+        "profile": "serving",
+        "autoscaler": {"idleTimeoutSeconds": 90},
+        "workerGroups": [{"name": "cpu", "maxReplicas": 8, "minReplicas": 3, "idleTimeoutSeconds": 30}],
+    }
+    (obj,) = build(platform(rayClusters=[cluster]))
+    assert (
+        obj["spec"]["autoscalerOptions"]["idleTimeoutSeconds"],
+        obj["spec"]["autoscalerOptions"]["upscalingMode"],
+    ) == (90, "Aggressive")
+    group = obj["spec"]["workerGroupSpecs"][0]
+    assert (group["minReplicas"], group["replicas"], group["idleTimeoutSeconds"]) == (3, 3, 30)
+
+
+# --- RayJob / RayCronJob ----------------------------------------------------------------------
+
+
+def test_a_job_cleans_up_with_the_seeds_deletion_rules_and_nothing_else() -> None:
+    (obj,) = build(platform(rayJobs=[job()]))
+    spec = obj["spec"]
+    assert spec["deletionStrategy"]["deletionRules"] == [
+        {"policy": "DeleteWorkers", "condition": {"jobStatus": "FAILED", "ttlSeconds": 30}},
+        {"policy": "DeleteCluster", "condition": {"jobStatus": "FAILED", "ttlSeconds": 3600}},
+        {"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED", "ttlSeconds": 60}},
+    ]
+    assert "shutdownAfterJobFinishes" not in spec and "ttlSecondsAfterFinished" not in spec
+    assert (spec["submissionMode"], spec["backoffLimit"]) == ("K8sJobMode", 0)
+
+
+def test_a_queued_job_shuts_down_with_a_ttl_instead() -> None:
+    (obj,) = build(platform(rayJobs=[job(queue="research", ttlSecondsAfterFinished=120, submissionMode="SidecarMode")]))
+    assert obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "research"
+    spec = obj["spec"]
+    assert (spec["shutdownAfterJobFinishes"], spec["ttlSecondsAfterFinished"]) == (True, 120)
+    assert "deletionStrategy" not in spec and spec["submissionMode"] == "SidecarMode"
+
+
+def test_a_queued_job_cannot_use_deletion_rules() -> None:
+    (line,) = errors(platform(rayJobs=[job(queue="q", cleanup="deletionRules")]))
+    assert line.startswith(
+        "s.yaml: platform.workloads.rayJobs[0].cleanup: a Kueue-queued RayJob needs shutdownAfterJobFinishes"
+    )
+
+
+def test_the_runtime_env_carries_env_vars_and_working_dir_but_cannot_install() -> None:
+    (obj,) = build(
+        platform(
+            rayJobs=[job(runtimeEnv={"workingDir": "/app", "envVars": {"B": "2", "A": "1"}}, activeDeadlineSeconds=600)]
+        )
+    )
+    assert yaml.safe_load(obj["spec"]["runtimeEnvYAML"]) == {"working_dir": "/app", "env_vars": {"A": "1", "B": "2"}}
+    assert obj["spec"]["activeDeadlineSeconds"] == 600
+    (line,) = errors(platform(rayJobs=[job(runtimeEnv={"pip": ["torch"]})]))
+    assert line.startswith("s.yaml: platform.workloads.rayJobs[0].runtimeEnv.pip: unknown key")
+
+
+def test_a_scheduled_job_becomes_a_raycronjob_and_switches_its_gate_on() -> None:
+    data = platform(rayJobs=[job(schedule="0 3 * * *", timeZone="Etc/UTC", queue="nightly")])
+    manifests = build_manifests(parse_platform(data, "s.yaml"), "s.yaml")
+    (obj,) = manifests.workloads
+    assert obj["kind"] == "RayCronJob"
+    assert (obj["spec"]["schedule"], obj["spec"]["timeZone"]) == ("0 3 * * *", "Etc/UTC")
+    template = obj["spec"]["jobTemplate"]
+    assert template["entrypoint"] == "python train.py" and template["shutdownAfterJobFinishes"] is True
+    assert template["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "nightly"}
+    assert {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}["RayCronJob"] is True
+
+
+def test_a_bad_schedule_is_a_config_error() -> None:
+    assert errors(platform(rayJobs=[job(schedule="every night")])) == [
+        "s.yaml: platform.workloads.rayJobs[0].schedule: "
+        "expected a cron expression such as '0 3 * * *' (got 'every night')"
+    ]
+
+
+# --- RayService -------------------------------------------------------------------------------
+
+
+def test_an_accelerator_service_upgrades_incrementally_through_its_gateway() -> None:
+    (obj,) = build(platform(rayServices=[llm_service()]))
+    assert obj["spec"]["upgradeStrategy"] == {
+        "type": "NewClusterWithIncrementalUpgrade",
+        "clusterUpgradeOptions": {
+            "gatewayClassName": "istio",
+            "stepSizePercent": 20,
+            "intervalSeconds": 60,
+            "maxSurgePercent": 20,
+        },
+    }
+    assert obj["spec"]["excludeHeadPodFromServeSvc"] is True
+    assert obj["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] is True
+
+
+def test_an_accelerator_service_without_a_gateway_class_is_a_config_error() -> None:
+    service = llm_service()
+    service.pop("upgrade")
+    (line,) = errors(platform(rayServices=[service]))
+    assert line.startswith("s.yaml: platform.workloads.rayServices[0].upgrade.gatewayClassName: required")
+
+
+def test_a_cpu_service_upgrades_blue_green() -> None:
+    service = {
+        "name": "s",
+        "namespace": "n",
+        "workerGroups": [{"name": "cpu", "maxReplicas": 4}],
+        "applications": [{"name": "a", "importPath": "fruit.app:deployment_graph"}],
+    }
+    (obj,) = build(platform(rayServices=[service]))
+    assert obj["spec"]["upgradeStrategy"] == {"type": "NewCluster"}
+    assert (
+        "terminationGracePeriodSeconds"
+        not in obj["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]
+    )
+
+
+def test_llm_workers_drain_for_600_seconds_and_multi_host_workers_probe_only_the_raylet() -> None:
+    (obj,) = build(platform(rayServices=[llm_service()]))
+    pod = obj["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 600
+    probe = pod["containers"][0]["readinessProbe"]["exec"]["command"][-1]
+    assert "52365/api/local_raylet_healthz" in probe and "8000" not in probe and "8265" not in probe
+    single = llm_service()
+    single["applications"][0]["models"][0]["pipelineParallelSize"] = 1
+    (obj,) = build(platform(rayServices=[single]))
+    assert (
+        "readinessProbe"
+        not in obj["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]
+    )
+
+
+def test_the_llm_serve_config_is_ray_serve_llm_with_the_parallelism() -> None:
+    (obj,) = build(platform(rayServices=[llm_service()]))
+    (app,) = yaml.safe_load(obj["spec"]["serveConfigV2"])["applications"]
+    assert app["import_path"] == "ray.serve.llm:build_openai_app"
+    (config,) = app["args"]["llm_configs"]
+    assert config["model_loading_config"] == {"model_id": "qwen", "model_source": "Qwen/Qwen2.5-7B-Instruct"}
+    assert config["engine_kwargs"] == {"tensor_parallel_size": 4, "pipeline_parallel_size": 2}
+    assert serve_config_errors(obj["spec"]["serveConfigV2"]) == ()
+
+
+def test_tensor_parallelism_beyond_one_pod_and_too_few_gpus_are_config_errors() -> None:
+    service = llm_service()
+    service["applications"][0]["models"][0].update(tensorParallelSize=8, pipelineParallelSize=1)
+    (line,) = errors(platform(rayServices=[service]))
+    assert "tensorParallelSize: 8 exceeds the 4 GPUs of one pod" in line
+    service = llm_service()
+    service["applications"][0]["models"][0]["minReplicas"] = 3
+    service["applications"][0]["models"][0]["maxReplicas"] = 3
+    (line,) = errors(platform(rayServices=[service]))
+    assert "need 24 GPUs" in line and "reach only 16 at maxReplicas" in line
+
+
+def test_serve_apps_with_deployments_and_env_vars() -> None:
+    service = {
+        "name": "s",
+        "namespace": "n",
+        "workerGroups": [{"name": "cpu", "maxReplicas": 4}],
+        "applications": [
+            {
+                "name": "fruit",
+                "importPath": "fruit.deployment_graph",
+                "routePrefix": "/fruit",
+                "args": {"price": 3},
+                "envVars": {"MODE": "prod"},
+                "deployments": [
+                    {"name": "MangoStand", "numReplicas": 2, "numCpus": 0.5},
+                    {"name": "Router", "autoscaling": {"minReplicas": 2, "maxReplicas": 8, "targetOngoingRequests": 4}},
+                ],
+            },
+            {"type": "serve", "name": "math", "importPath": "conditional_dag.serve_dag", "routePrefix": "/calc"},
+        ],
+    }
+    (obj,) = build(platform(rayServices=[service]))
+    text = obj["spec"]["serveConfigV2"]
+    apps = yaml.safe_load(text)["applications"]
+    assert apps[0]["deployments"] == [
+        {"name": "MangoStand", "num_replicas": 2, "ray_actor_options": {"num_cpus": 0.5}},
+        {
+            "name": "Router",
+            "autoscaling_config": {"min_replicas": 2, "max_replicas": 8, "target_ongoing_requests": 4.0},
+        },
+    ]
+    assert apps[0]["runtime_env"] == {"env_vars": {"MODE": "prod"}} and apps[1]["route_prefix"] == "/calc"
+    assert serve_config_errors(text) == ()
+
+
+def test_duplicate_route_prefixes_are_a_config_error() -> None:
+    service = llm_service()
+    service["applications"].append({"name": "other", "importPath": "a.b"})
+    (line,) = errors(platform(rayServices=[service]))
+    assert line == "s.yaml: platform.workloads.rayServices[0].applications: routePrefixs must be unique (repeated: /)"
+
+
+# --- volumes, credentials, ingress --------------------------------------------------------------
+
+
+def test_shared_volumes_and_secret_env_reach_every_ray_container_and_ingress_has_tls() -> None:
+    cluster = {
+        "name": "c",
+        "namespace": "n",
+        "head": {"ingress": {"host": "ray.example.com", "tlsSecret": "ray-tls"}},
+        "workerGroups": [{"name": "cpu", "maxReplicas": 2}, {"name": "gpu", "pool": "l4", "maxReplicas": 2}],
+        "volumes": [
+            {
+                "name": "data",
+                "mountPath": "/data",
+                "nfs": {"server": "nfs.local", "path": "/exports/data", "readOnly": True},
+            },
+            {"name": "ckpt", "mountPath": "/ckpt", "pvc": {"claimName": "ckpt"}},
+        ],
+        "secretEnv": ["s3-credentials"],
+    }
+    (obj,) = build(platform(rayClusters=[cluster]))
+    for group in pod_groups(obj):
+        container = group.ray_container
+        assert container["envFrom"] == [{"secretRef": {"name": "s3-credentials"}}]
+        assert [m["mountPath"] for m in container["volumeMounts"]] == ["/data", "/ckpt"]
+        assert group.pod_spec["volumes"][0]["nfs"] == {"server": "nfs.local", "path": "/exports/data", "readOnly": True}
+        assert group.pod_spec["volumes"][1]["persistentVolumeClaim"] == {"claimName": "ckpt", "readOnly": False}
+    head = obj["spec"]["headGroupSpec"]
+    assert head["enableIngress"] is True
+    assert head["ingressOptions"] == {
+        "host": "ray.example.com",
+        "path": "/",
+        "pathType": "Prefix",
+        "tls": [{"hosts": ["ray.example.com"], "secretName": "ray-tls"}],
+    }
+
+
+def test_a_volume_needs_exactly_one_source() -> None:
+    cluster = {
+        "name": "c",
+        "namespace": "n",
+        "workerGroups": [{"name": "cpu", "maxReplicas": 2}],
+        "volumes": [{"name": "v", "mountPath": "/v"}],
+    }
+    assert errors(platform(rayClusters=[cluster])) == [
+        "s.yaml: platform.workloads.rayClusters[0].volumes[0].nfs: set exactly one of nfs or pvc"
+    ]
+
+
+# --- capacity ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("strategy", "peak"), [("NewClusterWithIncrementalUpgrade", 6), ("NewCluster", 10)])
+def test_the_seeds_worked_example_a_5_gpu_service_in_20_percent_steps(strategy: str, peak: int) -> None:
+    service = llm_service(
+        workerGroups=[{"name": "gpu", "pool": "l4", "minReplicas": 5, "maxReplicas": 5}],
+        upgrade={"strategy": strategy, "gatewayClassName": "istio", "maxSurgePercent": 20},
+    )
+    service["applications"][0]["models"][0].update(
+        tensorParallelSize=1, pipelineParallelSize=1, minReplicas=5, maxReplicas=5
+    )
+    (obj,) = build(platform(rayServices=[service]))
+    plan = capacity(obj)
+    assert plan.steady.gpu == 5
+    assert plan.upgrade_peak is not None and plan.upgrade_peak.gpu == peak
+
+
+def test_upgrade_peak_arithmetic() -> None:
+    assert upgrade_peak(5, "NewClusterWithIncrementalUpgrade") == 6
+    assert upgrade_peak(5, "NewCluster") == 10
+    assert upgrade_peak(8, "NewClusterWithIncrementalUpgrade", 50) == 12
+    assert upgrade_peak(5, "None") == 5
+
+
+def test_capacity_counts_hosts_replicas_and_the_autoscaler_sidecar() -> None:
+    (obj,) = build(
+        platform(
+            rayJobs=[
+                job(
+                    workerGroups=[
+                        {
+                            "name": "tpu",
+                            "pool": "v6e",
+                            "minReplicas": 1,
+                            "maxReplicas": 2,
+                            "resources": {"cpu": "10", "memory": "100Gi"},
+                        }
+                    ],
+                    head={"resources": {"cpu": "2", "memory": "8Gi"}},
+                )
+            ]
+        )
+    )
+    plan = capacity(obj)
+    assert (plan.steady.tpu, plan.scaled_out.tpu) == (16, 32)
+    assert plan.steady.cpu == 2 + 0.5 + 4 * 10  # head + autoscaler + 4 hosts x 10
+    assert plan.upgrade_peak is None
+
+
+# --- everything the stacks and a kitchen sink emit is valid and clean ---------------------------
+
+
+def stack_workloads(stack: str) -> list[dict[str, Any]]:
+    config, _ = read_stack_config(REPO / f"stacks/Pulumi.{stack}.yaml", stack)
+    return build_manifests(parse_platform(config["kuberay-platform:platform"], stack), stack).workloads
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_every_generated_serve_config_parses_with_ray_serve(stack: str) -> None:
+    for obj in stack_workloads(stack):
+        if obj["kind"] == "RayService":
+            assert serve_config_errors(obj["spec"]["serveConfigV2"]) == ()
+
+
+def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean(crd_dir: Path) -> None:
+    objects = build(
+        platform(
+            rayClusters=[
+                {
+                    "name": "c",
+                    "namespace": "n",
+                    "workerGroups": [
+                        {"name": "cpu", "maxReplicas": 2},
+                        {"name": "gpu", "pool": "a100", "maxReplicas": 2},
+                    ],
+                }
+            ],
+            rayJobs=[
+                job(),
+                job(name="cron", schedule="@daily"),
+                job(name="tpu", workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 1}]),
+            ],
+            rayServices=[llm_service()],
+        )
+    )
+    validator = Validator("1.33", crd_dir)
+    for obj in objects:
+        assert validator.validate(obj) == [], obj["metadata"]["name"]
+    gates = {"RayCronJob=true"}
+    operator = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "kuberay-operator"},
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "op", "args": [f"--feature-gates={','.join(gates)}"]}]}}
+        },
+    }
+    assert evaluate([*objects, operator], RuleContext("prod")) == []
+
+
+def test_serve_config_is_deterministic() -> None:
+    spec = parse_platform(platform(rayServices=[llm_service()]), "s.yaml").workloads.ray_services[0]
+    assert serve_config(spec) == serve_config(copy.deepcopy(spec))
