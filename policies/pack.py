@@ -25,7 +25,7 @@ from pulumi_policy import (
 )
 
 from policies.rules import RESOURCE_RULES, STACK_RULES
-from policies.rules.base import DEFAULT_ENVIRONMENT, ENVIRONMENTS, ResourceRule, RuleContext, StackRule, as_object
+from policies.rules.base import DEFAULT_ENVIRONMENT, ENVIRONMENTS, ResourceRule, Rule, RuleContext, StackRule, as_object
 
 PACK_NAME = "kuberay-platform-policies"
 CONFIG_DIR = Path(__file__).resolve().parent / "config"
@@ -36,7 +36,7 @@ _LEVELS = {
 }
 
 
-def _schema(rule: ResourceRule | StackRule) -> PolicyConfigSchema:
+def _schema(rule: Rule) -> PolicyConfigSchema:
     properties: dict[str, dict[str, Any]] = {
         "environment": {"type": "string", "enum": list(ENVIRONMENTS), "default": DEFAULT_ENVIRONMENT}
     }
@@ -89,7 +89,7 @@ def build_policies() -> list[Policy]:
 
 def policy_config(environment: str) -> dict[str, Any]:
     """The ``--policy-pack-config`` document for one environment."""
-    rules: list[ResourceRule | StackRule] = [*RESOURCE_RULES, *STACK_RULES]
+    rules: list[Rule] = [*RESOURCE_RULES, *STACK_RULES]
     return {rule.name: {"enforcementLevel": rule.level(environment), "environment": environment} for rule in rules}
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from components.errors import ConfigError
 from policies.rules import RESOURCE_RULES, STACK_RULES
-from policies.rules.base import ResourceRule, StackRule
+from policies.rules.base import Rule
 from tools.schema import REPO_ROOT
 
 LEVELS = ("mandatory", "advisory", "disabled")
@@ -29,7 +29,7 @@ def load_policy_config(path: Path, environment: str) -> dict[str, dict[str, Any]
         raise ConfigError([f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"]) from None
     if not isinstance(doc, dict):
         raise ConfigError([f"{path}: expected an object of policy name -> settings"])
-    every: list[ResourceRule | StackRule] = [*RESOURCE_RULES, *STACK_RULES]
+    every: list[Rule] = [*RESOURCE_RULES, *STACK_RULES]
     rules = {r.name: r for r in every}
     problems = []
     for name, entry in doc.items():

@@ -108,6 +108,11 @@ def pod_groups(obj: Mapping[str, Any]) -> Iterator[PodGroup]:
             yield PodGroup(f"{base}.workerGroupSpecs[{i}]", "worker", name if isinstance(name, str) else f"#{i}", group)
 
 
+def head_group(obj: Mapping[str, Any]) -> PodGroup | None:
+    """The head of any Ray object, or None."""
+    return next((g for g in pod_groups(obj) if g.role == "head"), None)
+
+
 def container_resource(container: Mapping[str, Any], resource: str) -> Any:
     """The limit (else request) a container sets for ``resource``, or None."""
     res = as_map(container.get("resources"))

@@ -51,12 +51,12 @@ StackCheck = Callable[[list[Resource], RuleContext], Iterable[tuple[int, str]]]
 """(every resource of the stack, context) -> (index of the offending resource, message)."""
 
 
-@dataclass(frozen=True)
-class ResourceRule:
+@dataclass(frozen=True, kw_only=True)
+class Rule:
     name: str
+    """Stable: policy config files and suppressions refer to it."""
     description: str
     levels: Mapping[str, Enforcement]
-    check: ResourceCheck
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Tunables the rule reads from ``ctx.options``, as JSON Schema properties with defaults."""
 
@@ -64,16 +64,18 @@ class ResourceRule:
         return self.levels.get(environment, self.levels[DEFAULT_ENVIRONMENT])
 
 
-@dataclass(frozen=True)
-class StackRule:
-    name: str
-    description: str
-    levels: Mapping[str, Enforcement]
-    check: StackCheck
-    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+@dataclass(frozen=True, kw_only=True)
+class ResourceRule(Rule):
+    """Judges one object at a time."""
 
-    def level(self, environment: str) -> Enforcement:
-        return self.levels.get(environment, self.levels[DEFAULT_ENVIRONMENT])
+    check: ResourceCheck
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackRule(Rule):
+    """Judges all resources of a stack (or all objects linted together)."""
+
+    check: StackCheck
 
 
 def levels(dev: Enforcement, staging: Enforcement, prod: Enforcement) -> dict[str, Enforcement]:

@@ -7,15 +7,7 @@ from typing import Any
 
 from components.manifests.ray_objects import metadata_of
 from policies.rules import RESOURCE_RULES, STACK_RULES
-from policies.rules.base import (
-    Resource,
-    ResourceRule,
-    RuleContext,
-    StackRule,
-    Violation,
-    as_object,
-    resource_type,
-)
+from policies.rules.base import Resource, Rule, RuleContext, Violation, as_object, resource_type
 
 
 def _violation(rule_name: str, level: Any, obj: Mapping[str, Any], rtype: str, message: str) -> Violation:
@@ -37,7 +29,7 @@ PolicyConfig = Mapping[str, Mapping[str, Any]]
 NOT_OPTIONS = ("enforcementLevel", "environment")
 
 
-def _settings(rule: ResourceRule | StackRule, ctx: RuleContext, config: PolicyConfig) -> tuple[str, RuleContext]:
+def _settings(rule: Rule, ctx: RuleContext, config: PolicyConfig) -> tuple[str, RuleContext]:
     """The level and context a rule runs with: the policy config's entry, else the rule's defaults."""
     entry = config.get(rule.name, {})
     level = str(entry.get("enforcementLevel") or rule.level(ctx.environment))

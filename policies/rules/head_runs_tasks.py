@@ -16,7 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import ACCELERATOR_RESOURCES, GPU_RESOURCES, container_resource, pod_groups
+from components.manifests.ray_objects import (
+    ACCELERATOR_RESOURCES,
+    GPU_RESOURCES,
+    container_resource,
+    head_group,
+    pod_groups,
+)
 from policies.rules.base import ResourceRule, RuleContext, levels
 
 
@@ -30,7 +36,7 @@ def _has_gpus(containers: list[Mapping[str, Any]]) -> bool:
 
 def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
     groups = list(pod_groups(props))
-    head = next((g for g in groups if g.role == "head"), None)
+    head = head_group(props)
     if head is None:
         return
     params = head.ray_start_params

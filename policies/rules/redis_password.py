@@ -16,19 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import as_list, as_map, cluster_spec, pod_groups
+from components.manifests.ray_objects import as_list, as_map, cluster_spec, head_group
 from policies.rules.base import MANDATORY, NOT_DEV, ResourceRule, RuleContext
 
 
 def _head_env(props: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    head = next((g for g in pod_groups(props) if g.role == "head"), None)
+    head = head_group(props)
     if head is None:
         return {}
     return {str(as_map(e).get("name")): as_map(e) for e in as_list(head.ray_container.get("env"))}
 
 
 def _head_params(props: Mapping[str, Any]) -> Mapping[str, Any]:
-    head = next((g for g in pod_groups(props) if g.role == "head"), None)
+    head = head_group(props)
     return head.ray_start_params if head is not None else {}
 
 
