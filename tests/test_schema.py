@@ -128,3 +128,59 @@ def test_the_crd_location_can_be_overridden(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setenv("KUBERAY_PLATFORM_CRDS", str(tmp_path))
     (msg,) = messages(Validator("1.33"), cluster())
     assert f"no schema for ray.io/v1 RayCluster in Kubernetes 1.33 or in {tmp_path}" in msg
+
+
+# --- CEL rules (x-kubernetes-validations) ------------------------------------------------------
+
+
+def job() -> dict:
+    (obj,) = sample("kuberay/ray-job.deletion-rules.yaml")
+    return copy.deepcopy(obj)
+
+
+def test_the_crds_cel_rules_are_enforced(validator: Validator) -> None:
+    obj = job()
+    obj["spec"]["deletionStrategy"]["onSuccess"] = {"policy": "DeleteCluster"}
+    found = messages(validator, obj)
+    assert any(
+        "spec.deletionStrategy: legacy policies (onSuccess/onFailure) and deletionRules cannot be used together" in m
+        for m in found
+    ), found
+    obj = cluster()
+    obj["spec"]["managedBy"] = "kueue"
+    assert messages(validator, obj) == [
+        "RayCluster/-/raycluster-kuberay: spec.managedBy: the managedBy field value must be either "
+        "'ray.io/kuberay-operator' or 'kueue.x-k8s.io/multikueue'"
+    ]
+
+
+def test_cel_rules_inside_lists_are_located(validator: Validator) -> None:
+    obj = job()
+    obj["spec"]["deletionStrategy"]["deletionRules"][0]["condition"]["jobDeploymentStatus"] = "Failed"
+    found = messages(validator, obj)
+    assert any(
+        "spec.deletionStrategy.deletionRules[0].condition: JobStatus and JobDeploymentStatus cannot be used together"
+        in m
+        for m in found
+    ), found
+
+
+def test_a_kueue_cluster_queue_cel_rule(validator: Validator) -> None:
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "preemption": {"reclaimWithinCohort": "Never", "borrowWithinCohort": {"policy": "LowerPriority"}},
+        },
+    }
+    found = messages(validator, queue)
+    assert any("reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never" in m for m in found), found
+    queue["spec"]["preemption"] = {"reclaimWithinCohort": "Never"}
+    assert messages(validator, queue) == []
+
+
+def test_transition_rules_are_left_to_updates(validator: Validator) -> None:
+    obj = cluster()
+    obj["spec"]["managedBy"] = "ray.io/kuberay-operator"  # its immutability rule reads oldSelf
+    assert messages(validator, obj) == []

@@ -7,6 +7,9 @@
   does not preserve unknown fields. Before validating, the object is prepared as the server would:
   ``null`` dropped where the schema is not nullable, schema ``default``s filled in. The CR's
   ``metadata`` is checked against the real ObjectMeta schema.
+- The CRDs' CEL rules (``x-kubernetes-validations``) are evaluated with ``cel-python`` as the API
+  server would on create; transition rules (those reading ``oldSelf``) only apply to updates and
+  are left out.
 - A kind with no schema at all is an error, never a skip.
 """
 
@@ -22,8 +25,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import celpy
 import jsonschema
 import yaml
+from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError
 from importlib_resources import files
 from referencing import Registry, Resource
 
@@ -226,7 +232,10 @@ class Validator:
                 )
             ]
         schema, validator = found
-        errors = self._errors(ref, validator, prepare(dict(obj), schema))
+        prepared = prepare(dict(obj), schema)
+        errors = self._errors(ref, validator, prepared)
+        if not errors:  # CEL rules assume a structurally valid object, as the API server's do
+            errors += [SchemaError(ref, path, message) for path, message in cel_violations(schema, prepared)]
         meta_check = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": obj.get("metadata")}
         meta_validator = _core_validator(self.core_dir, "ConfigMap", "v1")
         assert meta_validator is not None
@@ -240,6 +249,42 @@ class Validator:
             path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
             out.append(SchemaError(ref, path, _message(err)))
         return out
+
+
+# --- CEL (x-kubernetes-validations) -----------------------------------------------------------
+
+
+@cache
+def _cel_program(rule: str) -> Any:
+    env = celpy.Environment()
+    return env.program(env.compile(rule))
+
+
+def cel_violations(schema: Mapping[str, Any], instance: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, message) of every CEL rule the instance breaks, walking schema and instance together."""
+    for rule in schema.get("x-kubernetes-validations") or []:
+        text = rule.get("rule", "")
+        if "oldSelf" in text:
+            continue  # a transition rule: only meaningful on update
+        try:
+            result = _cel_program(text).evaluate({"self": json_to_cel(instance)})
+        except Exception as exc:
+            yield path, f"CEL rule could not be evaluated ({type(exc).__name__}: {exc}): {text}"
+            continue
+        if isinstance(result, CELEvalError):
+            yield path, f"CEL rule could not be evaluated ({result}): {text}"
+        elif not bool(result):
+            yield path, str(rule.get("message") or f"failed CEL rule: {text}")
+    if isinstance(instance, Mapping):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, value in instance.items():
+            sub = props.get(key) or (extra if isinstance(extra, Mapping) else None)
+            if isinstance(sub, Mapping):
+                yield from cel_violations(sub, value, f"{path}.{key}" if path else str(key))
+    elif isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(instance):
+            yield from cel_violations(schema["items"], item, f"{path}[{i}]")
 
 
 def _message(err: jsonschema.ValidationError) -> str:
