@@ -523,3 +523,19 @@ def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean(crd_dir: Path)
 def test_serve_config_is_deterministic() -> None:
     spec = parse_platform(platform(rayServices=[llm_service()]), "s.yaml").workloads.ray_services[0]
     assert serve_config(spec) == serve_config(copy.deepcopy(spec))
+
+
+@pytest.mark.parametrize(
+    ("patch", "where"),
+    [
+        pytest.param({"env": {"HF_TOKEN": "hf_abc"}}, "rayJobs[0].env", id="cluster-env"),
+        pytest.param(
+            {"runtimeEnv": {"envVars": {"DB_PASSWORD": "x"}}}, "rayJobs[0].runtimeEnv.envVars", id="runtime-env"
+        ),
+    ],
+)
+def test_secret_looking_env_vars_are_refused_with_a_pointer_to_secret_env(patch: dict[str, Any], where: str) -> None:
+    (line,) = errors(platform(rayJobs=[job(**patch)]))
+    assert line.startswith(f"s.yaml: platform.workloads.{where}: ")
+    assert "look(s) like a secret" in line and "secretEnv" in line
+    assert "hf_abc" not in line and "'x'" not in line  # the value itself is never echoed

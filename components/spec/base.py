@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 # --- Pinned upstream versions (DESIGN.md section 4) -------------------------------------------
@@ -71,6 +72,22 @@ SemVer = Annotated[str, _pattern(r"^\d+\.\d+\.\d+$", "a version such as 2.60.0")
 MinorVersion = Annotated[str, _pattern(r"^1\.\d+$", 'a Kubernetes minor version such as "1.33" (quoted)')]
 ImageTag = Annotated[str, _pattern(r"^[\w][\w.-]{0,127}$", "an image tag such as v1.7.0")]
 Environment = Literal["dev", "staging", "prod"]
+
+SECRET_NAME = re.compile(r"(?i)(passw(or)?d|secret|token|api_?key|access_?key|private_?key|credential)")
+
+
+def _no_secrets(env: dict[str, str]) -> dict[str, str]:
+    suspicious = sorted(name for name in env if SECRET_NAME.search(name))
+    if suspicious:
+        raise ValueError(
+            f"{', '.join(suspicious)} look(s) like a secret: plain env values end up in manifests, Git and "
+            "logs; put it in a Kubernetes Secret and list the Secret under secretEnv"
+        )
+    return env
+
+
+PlainEnv = Annotated[dict[str, str], AfterValidator(_no_secrets)]
+"""Environment variables written into manifests: secrets are refused by name."""
 
 
 class Model(BaseModel):

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, Tag, ValidationError
 
 from components.errors import ConfigError
-from components.spec.base import CONFIG_KEY, PATTERN_HINTS, Environment, MinorVersion, Model
+from components.spec.base import CONFIG_KEY, PATTERN_HINTS, SECRET_NAME, Environment, MinorVersion, Model
 from components.spec.operator import OperatorSpec
 from components.spec.workloads import ClusterBase, GpuPool, LlmApp, RayServiceSpec, TpuPool, WorkloadsSpec
 
@@ -142,13 +142,14 @@ def describe_errors(exc: ValidationError, root: type[BaseModel]) -> list[str]:
     lines = []
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
-        path, _model = _walk(root, loc)
+        path, _ = _walk(root, loc)
         kind = err["type"]
+        shown = "a value (hidden: the key names a secret)" if SECRET_NAME.search(path) else _short(err.get("input"))
         if loc and loc[-1] == "[key]":  # a map key that is not one of the allowed names
             lines.append(f"{path}: unknown key; {err['msg'].replace('Input should be', 'expected')}")
         elif kind == "string_pattern_mismatch":
             hint = PATTERN_HINTS.get(str((err.get("ctx") or {}).get("pattern")), err["msg"])
-            lines.append(f"{path}: expected {hint} (got {_short(err.get('input'))})")
+            lines.append(f"{path}: expected {hint} (got {shown})")
         elif kind == "extra_forbidden":
             _, parent = _walk(root, loc[:-1])
             allowed = sorted(f.alias or n for n, f in parent.model_fields.items()) if parent else []
@@ -166,7 +167,7 @@ def describe_errors(exc: ValidationError, root: type[BaseModel]) -> list[str]:
                 path, msg = f"{path}.{field.group(1)}", field.group(2)
             lines.append(f"{path}: {msg}")
         else:
-            lines.append(f"{path}: {err['msg']} (got {_short(err.get('input'))})")
+            lines.append(f"{path}: {err['msg']} (got {shown})")
     return lines
 
 

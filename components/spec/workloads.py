@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from components.spec.base import RAY_VERSION, K8sName, Model, Quantity, Resources, SemVer
+from components.spec.base import RAY_VERSION, K8sName, Model, PlainEnv, Quantity, Resources, SemVer
 
 # --- Hardware pools ---------------------------------------------------------------------------
 
@@ -257,7 +257,7 @@ class ClusterBase(Model):
     secret_env: list[K8sName] = []
     """Secrets whose keys become environment variables of every Ray container (``envFrom``), e.g.
     object-store credentials. Never inline."""
-    env: dict[str, str] = {}
+    env: PlainEnv = {}
     """Plain (non-secret) environment variables of every Ray container."""
 
     @model_validator(mode="after")
@@ -297,7 +297,7 @@ class RuntimeEnv(Model):
     in the image (seeds ch. 9.3), so run-time installs cannot be expressed."""
 
     working_dir: str | None = None
-    env_vars: dict[str, str] = {}
+    env_vars: PlainEnv = {}
 
 
 class DeletionRule(Model):
@@ -386,7 +386,7 @@ class ServeApp(Model):
     route_prefix: str = Field(default="/", pattern=r"^/")
     args: dict[str, Any] = {}
     deployments: list[ServeDeployment] = []
-    env_vars: dict[str, str] = {}
+    env_vars: PlainEnv = {}
 
 
 class LlmModel(Model):
