@@ -22,8 +22,16 @@ def stack_file(stack: str) -> str:
 
 def load_stack() -> PlatformManifests:
     source = stack_file(pulumi.get_stack())
-    raw = pulumi.Config(PROJECT).get_object(CONFIG_KEY)
     try:
+        try:
+            raw = pulumi.Config(PROJECT).get_object(CONFIG_KEY)
+        except pulumi.ConfigTypeError:
+            raise ConfigError(
+                [
+                    f"{source}: config.{PROJECT}:{CONFIG_KEY}: must be a plain YAML mapping, not a secret; keep "
+                    "secrets in Kubernetes Secrets and reference them by name (secretEnv, redisPasswordSecret)"
+                ]
+            ) from None
         if raw is None:
             raise ConfigError([f"{source}: config.{PROJECT}:{CONFIG_KEY}: required key is missing (the platform spec)"])
         return build_manifests(parse_platform(raw, source), source)

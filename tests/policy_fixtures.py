@@ -305,6 +305,20 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
             ),
             "cannot be combined with shutdownAfterJobFinishes, ttlSecondsAfterFinished",
         ),
+        (
+            "rayjob",
+            lambda o: (
+                o["spec"].update(
+                    shutdownAfterJobFinishes=False,
+                    ttlSecondsAfterFinished=0,
+                    deletionStrategy={
+                        "deletionRules": [{"policy": "DeleteWorkers", "condition": {"jobStatus": "FAILED"}}]
+                    },
+                )
+                or o["metadata"].pop("labels")
+            ),
+            "DeleteWorkers is not supported with rayClusterSpec.enableInTreeAutoscaling",
+        ),
     ],
     "unknown-enum-values": [
         ("rayjob", lambda o: o["spec"].update(submissionMode="K8sJob"), "submissionMode 'K8sJob' is not one of"),

@@ -394,3 +394,43 @@ def test_policies_md_lists_every_rule_with_its_levels() -> None:
 
 def test_container_helper_used_by_fixtures() -> None:
     assert container(worker(golden("raycluster")))["name"] == "ray-worker"
+
+
+def test_kueue_rules_read_a_raycronjob_template_label() -> None:
+    job = golden("rayjob")
+    cron = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCronJob",
+        "metadata": {"name": "nightly", "namespace": "research"},
+        "spec": {
+            "schedule": "@daily",
+            "jobTemplate": {**copy.deepcopy(job["spec"]), "metadata": {"labels": job["metadata"]["labels"]}},
+        },
+    }
+    cron["spec"]["jobTemplate"]["clusterSelector"] = {"ray.io/cluster": "shared"}
+    found = evaluate([cron, _local_queue("other", "research")], RuleContext("prod"), OPT_IN)
+    assert {v.policy for v in found} >= {"kueue-rayjob", "missing-local-queue"}
+
+
+def test_non_finite_numbers_do_not_crash_the_rules() -> None:
+    obj = golden("rayjob")
+    worker(obj).update(minReplicas=float("inf"), numOfHosts=float("nan"))
+    container(worker(obj))["resources"]["limits"]["google.com/tpu"] = float("inf")
+    evaluate([obj], RuleContext("prod"), OPT_IN)
+
+
+@pytest.mark.parametrize("tag", ["latest-gpu", "nightly-py311"])
+def test_moving_tag_variants_are_flagged(tag: str) -> None:
+    obj = golden("raycluster")
+    container(worker(obj))["image"] = f"rayproject/ray:{tag}"
+    assert "image-tag" in fired([obj])
+
+
+def test_installs_inside_llm_configs_are_flagged() -> None:
+    import yaml
+
+    service = golden("rayservice")
+    config = yaml.safe_load(service["spec"]["serveConfigV2"])
+    config["applications"][0]["args"]["llm_configs"][0]["runtime_env"] = {"pip": ["vllm"]}
+    service["spec"]["serveConfigV2"] = yaml.safe_dump(config)
+    assert any("llm_configs[0].runtime_env.pip" in m for m in fired([service]).get("runtime-env-installs", []))

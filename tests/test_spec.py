@@ -101,7 +101,7 @@ def test_an_unknown_key_inside_a_list_item_is_located_by_index() -> None:
         ),
         pytest.param(
             {"kubernetesVersion": 1.33},
-            "platform.kubernetesVersion: Input should be a valid string (got 1.33)",
+            'platform.kubernetesVersion: expected text, got the number 1.33; quote it in YAML (e.g. "1.30")',
             id="unquoted-version",
         ),
         pytest.param(
@@ -181,3 +181,32 @@ def test_a_value_under_a_secret_named_key_is_never_echoed() -> None:
     (line,) = errors_of(data)
     assert line.startswith(f"{SOURCE}: platform.workloads.rayClusters[0].gcsFaultTolerance.redisPasswordSecret:")
     assert "hunter2" not in line and "hidden" in line
+
+
+def test_numbers_are_accepted_as_quantities() -> None:
+    data = minimal_platform()
+    data["workloads"]["rayClusters"][0]["workerGroups"][0]["resources"] = {"cpu": 24, "memory": "96Gi"}
+    assert parse_platform(data, SOURCE).workloads.ray_clusters[0].worker_groups[0].resources.cpu == "24"
+
+
+def test_workload_names_must_be_dns_1035_labels() -> None:
+    data = minimal_platform()
+    data["workloads"]["rayClusters"][0]["name"] = "1cluster"
+    (line,) = errors_of(data)
+    assert line.startswith(f"{SOURCE}: platform.workloads.rayClusters[0].name: expected a DNS-1035 label")
+
+
+def test_an_unknown_application_type_says_which_types_exist() -> None:
+    data = minimal_platform()
+    data["workloads"]["rayServices"] = [
+        {
+            "name": "s",
+            "namespace": "ray",
+            "workerGroups": [{"name": "cpu", "maxReplicas": 2}],
+            "applications": [{"type": "lml", "name": "a", "models": [{"modelId": "m"}]}],
+        }
+    ]
+    assert errors_of(data) == [
+        f"{SOURCE}: platform.workloads.rayServices[0].applications[0]: "
+        "unknown type 'lml' (expected one of: 'serve', 'llm')"
+    ]

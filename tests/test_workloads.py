@@ -202,9 +202,25 @@ def test_a_job_cleans_up_with_the_seeds_deletion_rules_and_nothing_else() -> Non
         {"policy": "DeleteWorkers", "condition": {"jobStatus": "FAILED", "ttlSeconds": 30}},
         {"policy": "DeleteCluster", "condition": {"jobStatus": "FAILED", "ttlSeconds": 3600}},
         {"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED", "ttlSeconds": 60}},
+        {"policy": "DeleteCluster", "condition": {"jobDeploymentStatus": "Failed", "ttlSeconds": 3600}},
     ]
     assert "shutdownAfterJobFinishes" not in spec and "ttlSecondsAfterFinished" not in spec
     assert (spec["submissionMode"], spec["backoffLimit"]) == ("K8sJobMode", 0)
+    # A job's cluster runs at a fixed size: no autoscaler (which KubeRay forbids with DeleteWorkers).
+    cluster = spec["rayClusterSpec"]
+    assert cluster["enableInTreeAutoscaling"] is False and "autoscalerOptions" not in cluster
+    assert cluster["workerGroupSpecs"][0]["replicas"] == 4
+
+
+def test_an_autoscaled_job_drops_delete_workers_and_refuses_it_when_asked() -> None:
+    (obj,) = build(platform(rayJobs=[job(autoscaler={"enabled": True})]))
+    rules = obj["spec"]["deletionStrategy"]["deletionRules"]
+    assert [r["policy"] for r in rules] == ["DeleteCluster", "DeleteCluster", "DeleteCluster"]
+    assert obj["spec"]["rayClusterSpec"]["enableInTreeAutoscaling"] is True
+    assert obj["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["replicas"] == 0  # grows from the floor
+    explicit = [{"policy": "DeleteWorkers", "jobStatus": "FAILED", "ttlSeconds": 30}]
+    (line,) = errors(platform(rayJobs=[job(autoscaler={"enabled": True}, deletionRules=explicit)]))
+    assert line.startswith("s.yaml: platform.workloads.rayJobs[0].deletionRules: KubeRay refuses DeleteWorkers")
 
 
 def test_a_queued_job_shuts_down_with_a_ttl_instead() -> None:
@@ -445,28 +461,23 @@ def test_upgrade_peak_arithmetic() -> None:
 
 
 def test_capacity_counts_hosts_replicas_and_the_autoscaler_sidecar() -> None:
-    (obj,) = build(
+    group = {"name": "tpu", "pool": "v6e", "minReplicas": 1, "maxReplicas": 2}
+    group["resources"] = {"cpu": "10", "memory": "100Gi"}
+    head = {"resources": {"cpu": "2", "memory": "8Gi"}}
+    autoscaled, fixed = build(
         platform(
             rayJobs=[
-                job(
-                    workerGroups=[
-                        {
-                            "name": "tpu",
-                            "pool": "v6e",
-                            "minReplicas": 1,
-                            "maxReplicas": 2,
-                            "resources": {"cpu": "10", "memory": "100Gi"},
-                        }
-                    ],
-                    head={"resources": {"cpu": "2", "memory": "8Gi"}},
-                )
+                job(workerGroups=[group], head=head, autoscaler={"enabled": True}),
+                job(name="fixed", workerGroups=[group], head=head),
             ]
         )
     )
-    plan = capacity(obj)
+    plan = capacity(autoscaled)
     assert (plan.steady.tpu, plan.scaled_out.tpu) == (16, 32)
-    assert plan.steady.cpu == 2 + 0.5 + 4 * 10  # head + autoscaler + 4 hosts x 10
+    assert plan.steady.cpu == 2 + 0.5 + 4 * 10  # head + autoscaler sidecar + 4 hosts x 10
     assert plan.upgrade_peak is None
+    plan = capacity(fixed)  # no autoscaler: the job runs at maxReplicas from the start
+    assert (plan.steady.tpu, plan.scaled_out.tpu, plan.steady.cpu) == (32, 32, 2 + 8 * 10)
 
 
 # --- everything the stacks and a kitchen sink emit is valid and clean ---------------------------
@@ -539,3 +550,23 @@ def test_secret_looking_env_vars_are_refused_with_a_pointer_to_secret_env(patch:
     assert line.startswith(f"s.yaml: platform.workloads.{where}: ")
     assert "look(s) like a secret" in line and "secretEnv" in line
     assert "hf_abc" not in line and "'x'" not in line  # the value itself is never echoed
+
+
+def test_a_service_keeps_gcs_state_per_cluster() -> None:
+    (obj,) = build(platform(rayServices=[llm_service()]))
+    assert "externalStorageNamespace" not in obj["spec"]["rayClusterConfig"]["gcsFaultToleranceOptions"]
+    service = llm_service()
+    service["gcsFaultTolerance"]["externalStorageNamespace"] = "chat"
+    (line,) = errors(platform(rayServices=[service]))
+    assert line.startswith(
+        "s.yaml: platform.workloads.rayServices[0].gcsFaultTolerance: externalStorageNamespace must stay unset"
+    )
+
+
+def test_beta_gates_a_workload_needs_cannot_be_switched_off() -> None:
+    data = platform(rayJobs=[job()], rayServices=[llm_service()])
+    data["operator"] = {"featureGates": {"RayJobDeletionPolicy": False, "RayServiceIncrementalUpgrade": False}}
+    lines = errors(data)
+    assert len(lines) == 2
+    assert "featureGates.RayJobDeletionPolicy: false, but RayJob/research/train uses deletionStrategy" in lines[0]
+    assert "RayServiceIncrementalUpgrade: false, but RayService/serving/chat uses upgradeStrategy" in lines[1]

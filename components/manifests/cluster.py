@@ -149,7 +149,7 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
     group.update(
         {
             "groupName": g.name,
-            "replicas": g.initial(w.profile),
+            "replicas": g.initial(w.profile, w.autoscaled),
             "minReplicas": g.floor(w.profile),
             "maxReplicas": g.max_replicas,
             "rayStartParams": params,
@@ -161,7 +161,7 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
     return group
 
 
-def _gcs_options(ft: GcsFaultToleranceSpec, w: ClusterBase) -> dict[str, Any]:
+def _gcs_options(ft: GcsFaultToleranceSpec) -> dict[str, Any]:
     if ft.backend == "rocksdb":
         return {
             "backend": "rocksdb",
@@ -170,12 +170,11 @@ def _gcs_options(ft: GcsFaultToleranceSpec, w: ClusterBase) -> dict[str, Any]:
                 "deletionPolicy": "Retain" if ft.retain_storage else "DeleteWithCluster",
             },
         }
-    options: dict[str, Any] = {
-        "backend": "redis",
-        "redisAddress": ft.redis_address,
-        # Unique per workload, so clusters sharing one Redis never overwrite each other's state.
-        "externalStorageNamespace": ft.external_storage_namespace or f"{w.namespace}-{w.name}",
-    }
+    options: dict[str, Any] = {"backend": "redis", "redisAddress": ft.redis_address}
+    # Unset, KubeRay keys the state by the RayCluster's UID: unique per cluster, including the
+    # pending and active clusters of a RayService upgrade.
+    if ft.external_storage_namespace:
+        options["externalStorageNamespace"] = ft.external_storage_namespace
     if ft.redis_password_secret is not None:
         ref = ft.redis_password_secret
         options["redisPassword"] = {"valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
@@ -207,21 +206,21 @@ def cluster_body(w: ClusterBase, pools: Pools, options: WorkerOptions | None = N
         head["ingressOptions"] = {"host": ing.host, "path": ing.path, "pathType": ing.path_type}
         if ing.tls_secret:
             head["ingressOptions"]["tls"] = [{"hosts": [ing.host], "secretName": ing.tls_secret}]
-    body: dict[str, Any] = {
-        "rayVersion": w.ray_version,
-        "enableInTreeAutoscaling": True,
-        "autoscalerOptions": {
+    body: dict[str, Any] = {"rayVersion": w.ray_version, "enableInTreeAutoscaling": w.autoscaled}
+    if w.autoscaled:
+        body["autoscalerOptions"] = {
             "version": w.autoscaler.version,
             "idleTimeoutSeconds": autoscaling.idle_timeout_seconds,
             "upscalingMode": autoscaling.upscaling_mode,
             "resources": container_resources(AUTOSCALER_RESOURCES),
-        },
+        }
+    body |= {
         "authOptions": {"mode": w.auth},
         "headGroupSpec": head,
         "workerGroupSpecs": [_worker_group(g, w, pools, options) for g in w.worker_groups],
     }
     if w.gcs_fault_tolerance is not None:
-        body["gcsFaultToleranceOptions"] = _gcs_options(w.gcs_fault_tolerance, w)
+        body["gcsFaultToleranceOptions"] = _gcs_options(w.gcs_fault_tolerance)
     if w.network_policy is not None:
         body["networkPolicy"] = {"mode": w.network_policy}
     if w.mtls:

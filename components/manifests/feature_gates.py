@@ -11,11 +11,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from components.errors import ConfigError
-from components.manifests.ray_objects import cluster_spec, dig, is_ray_object, object_ref
+from components.manifests.ray_objects import cluster_spec, dig, is_ray_object, job_spec, object_ref
 from components.spec import FEATURE_GATES
 
-# gate -> (what uses it, test on the embedded cluster spec)
+# gate -> what uses it (for messages)
 FIELD_GATES: dict[str, str] = {
+    "RayJobDeletionPolicy": "deletionStrategy",
+    "RayServiceIncrementalUpgrade": "upgradeStrategy NewClusterWithIncrementalUpgrade",
     "GCSFaultToleranceEmbeddedStorage": "gcsFaultToleranceOptions.backend: rocksdb",
     "RayClusterNetworkPolicy": "networkPolicy",
     "RayClusterMTLS": "tlsOptions.enabled: true",
@@ -31,6 +33,12 @@ def gates_used_by(obj: Mapping[str, Any]) -> set[str]:
     used: set[str] = set()
     if obj.get("kind") == "RayCronJob":
         used.add("RayCronJob")
+    job = job_spec(obj)
+    if job is not None and job.get("deletionStrategy") is not None:
+        used.add("RayJobDeletionPolicy")
+    upgrade = dig(obj, "spec", "upgradeStrategy", "type")
+    if obj.get("kind") == "RayService" and upgrade == "NewClusterWithIncrementalUpgrade":
+        used.add("RayServiceIncrementalUpgrade")
     found = cluster_spec(obj)
     if found is None:
         return used

@@ -28,7 +28,7 @@ def parse_quantity(value: Any) -> float | None:
     """``"500m"`` -> 0.5, ``"16Gi"`` -> 17179869184.0, ``4`` -> 4.0; None when not a quantity."""
     if isinstance(value, bool):
         return None
-    match = _QUANTITY.match(str(value).strip())
+    match = _QUANTITY.match(str(value).strip())  # digits only: inf and nan never match
     if not match or match.group(2) not in _UNITS:
         return None
     return float(match.group(1)) * _UNITS[match.group(2)]

@@ -8,6 +8,7 @@ may be anything a user wrote: every accessor tolerates missing keys and wrong ty
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -128,13 +129,14 @@ GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
 def number(value: Any) -> float | None:
-    """A plain count (``"4"``, ``4``, ``4.0``) as a float; None for anything else."""
+    """A plain finite count (``"4"``, ``4``, ``4.0``) as a float; None for anything else."""
     if isinstance(value, bool):
         return None
     try:
-        return float(str(value).strip())
+        result = float(str(value).strip())
     except ValueError:
         return None
+    return result if math.isfinite(result) else None
 
 
 def accelerators(container: Mapping[str, Any]) -> dict[str, float]:
@@ -166,6 +168,18 @@ def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return as_map(metadata_of(obj).get("annotations"))
+
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def queue_name(obj: Mapping[str, Any]) -> str | None:
+    """The Kueue LocalQueue an object is labelled for (a RayCronJob labels its job template)."""
+    labels = labels_of(obj)
+    if obj.get("kind") == "RayCronJob":
+        labels = as_map(dig(obj, "spec", "jobTemplate", "metadata", "labels")) or labels
+    value = labels.get(QUEUE_LABEL)
+    return value if isinstance(value, str) and value else None
 
 
 def job_spec(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

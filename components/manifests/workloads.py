@@ -8,9 +8,9 @@ import yaml
 
 from components.manifests.cluster import Pools, WorkerOptions, cluster_body
 from components.manifests.common import metadata
+from components.manifests.ray_objects import QUEUE_LABEL
 from components.spec import LlmApp, RayClusterSpec, RayJobSpec, RayServiceSpec, ServeApp, upgrade_strategy
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 LLM_GRACE_PERIOD_SECONDS = 600
 """Drain time of LLM serving workers (seeds ch. 8.10: 300-600 s); long generations finish."""
@@ -38,6 +38,12 @@ def _runtime_env_yaml(job: RayJobSpec) -> str | None:
     return yaml.safe_dump(env, sort_keys=False) if env else None
 
 
+def _condition(job_status: str | None, deployment_status: str | None, ttl: int) -> dict[str, Any]:
+    if job_status is not None:
+        return {"jobStatus": job_status, "ttlSeconds": ttl}
+    return {"jobDeploymentStatus": deployment_status, "ttlSeconds": ttl}
+
+
 def ray_job_spec(job: RayJobSpec, pools: Pools) -> dict[str, Any]:
     """The RayJob ``spec`` (also a RayCronJob's ``jobTemplate``)."""
     spec: dict[str, Any] = {"entrypoint": job.entrypoint, "submissionMode": job.submission_mode}
@@ -50,8 +56,8 @@ def ray_job_spec(job: RayJobSpec, pools: Pools) -> dict[str, Any]:
     else:  # never combined with shutdownAfterJobFinishes or a TTL
         spec["deletionStrategy"] = {
             "deletionRules": [
-                {"policy": r.policy, "condition": {"jobStatus": r.job_status, "ttlSeconds": r.ttl_seconds}}
-                for r in job.deletion_rules
+                {"policy": r.policy, "condition": _condition(r.job_status, r.job_deployment_status, r.ttl_seconds)}
+                for r in job.resolved_deletion_rules
             ]
         }
     if job.active_deadline_seconds is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 # --- Pinned upstream versions (DESIGN.md section 4) -------------------------------------------
@@ -63,8 +63,23 @@ def _pattern(regex: str, hint: str) -> Any:
 K8sName = Annotated[
     str, _pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "a DNS-1123 label: a-z, 0-9 and '-', at most 63")
 ]
+RayName = Annotated[
+    str,
+    _pattern(
+        r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
+        "a DNS-1035 label (KubeRay names Services after it): starts with a letter; a-z, 0-9 and '-'",
+    ),
+]
+
+
+def _number_as_text(value: Any) -> Any:
+    """YAML reads ``cpu: 24`` as a number; a quantity is the same text."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
 Quantity = Annotated[
     str,
+    BeforeValidator(_number_as_text),
     _pattern(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$", "a Kubernetes quantity such as 500m, 4, 16Gi"),
 ]
 Duration = Annotated[str, _pattern(r"^[0-9]+(ms|s|m|h)$", "a duration such as 30s or 5m")]

@@ -158,8 +158,13 @@ def describe_errors(exc: ValidationError, root: type[BaseModel]) -> list[str]:
             lines.append(f"{path}: unknown key{hint} (expected one of: {', '.join(allowed)})")
         elif kind == "missing":
             lines.append(f"{path}: required key is missing")
-        elif kind in ("union_tag_invalid", "union_tag_not_found"):
+        elif kind == "union_tag_invalid":
+            expected = (err.get("ctx") or {}).get("expected_tags", "")
+            lines.append(f"{path}: unknown type {(err.get('ctx') or {}).get('tag')!r} (expected one of: {expected})")
+        elif kind == "union_tag_not_found":
             lines.append(f"{path}: {err['msg']}")
+        elif kind == "string_type" and isinstance(err.get("input"), int | float):
+            lines.append(f'{path}: expected text, got the number {shown}; quote it in YAML (e.g. "1.30")')
         elif kind == "value_error":
             msg = err["msg"].removeprefix("Value error, ")
             field = re.match(r"^(\w+): (.*)$", msg)

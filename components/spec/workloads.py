@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from components.spec.base import RAY_VERSION, K8sName, Model, PlainEnv, Quantity, Resources, SemVer
+from components.spec.base import RAY_VERSION, K8sName, Model, PlainEnv, Quantity, RayName, Resources, SemVer
 
 # --- Hardware pools ---------------------------------------------------------------------------
 
@@ -109,6 +109,9 @@ Profile = Literal["training", "serving"]
 class AutoscalerSpec(Model):
     """Overrides of the profile; unset fields come from it."""
 
+    enabled: bool | None = None
+    """In-tree autoscaling. Default: on for RayClusters and RayServices; off for RayJobs, whose
+    cluster runs at a fixed size (``replicas``, else ``maxReplicas``) for the job's lifetime."""
     version: Literal["v1", "v2"] = "v2"
     """Autoscaler v2 is the production choice (seeds ch. 8.4)."""
     idle_timeout_seconds: int | None = Field(default=None, ge=0)
@@ -164,8 +167,12 @@ class WorkerGroupSpec(Model):
     def floor(self, profile: Profile) -> int:
         return PROFILES[profile].min_replicas if self.min_replicas is None else self.min_replicas
 
-    def initial(self, profile: Profile) -> int:
-        return self.floor(profile) if self.replicas is None else self.replicas
+    def initial(self, profile: Profile, autoscaled: bool = True) -> int:
+        """Replicas at creation: the floor when the autoscaler grows the group, the full size when
+        nothing would (a fixed-size job cluster)."""
+        if self.replicas is not None:
+            return self.replicas
+        return self.floor(profile) if autoscaled else self.max_replicas
 
     @model_validator(mode="after")
     def _bounds(self) -> WorkerGroupSpec:
@@ -198,7 +205,8 @@ class GcsFaultToleranceSpec(Model):
     """redis only: ``host:port`` of a standalone Redis (KubeRay does not support Redis Cluster)."""
     redis_password_secret: SecretKeyRef | None = None
     external_storage_namespace: str | None = None
-    """redis only: key prefix; defaults to the workload's ``<namespace>-<name>``, unique per cluster."""
+    """redis only: key prefix. Leave it unset: KubeRay then uses the cluster's UID, unique per
+    cluster. Not allowed on RayServices, whose old and new clusters must not share state."""
 
     @model_validator(mode="after")
     def _backend_fields(self) -> GcsFaultToleranceSpec:
@@ -238,7 +246,7 @@ class SharedVolume(Model):
 class ClusterBase(Model):
     """What every Ray workload has: its cluster."""
 
-    name: K8sName
+    name: RayName
     namespace: K8sName
     ray_version: SemVer = RAY_VERSION
     image: RayImage = RayImage()
@@ -271,6 +279,13 @@ class ClusterBase(Model):
                 raise ValueError(f"{label}: names must be unique (repeated: {', '.join(dupes)})")
         return self
 
+    autoscaled_by_default: ClassVar[bool] = True
+
+    @property
+    def autoscaled(self) -> bool:
+        """Whether the in-tree autoscaler runs for this workload."""
+        return self.autoscaled_by_default if self.autoscaler.enabled is None else self.autoscaler.enabled
+
     def autoscaling(self) -> AutoscalingProfile:
         """The profile with this workload's overrides applied."""
         base = PROFILES[self.profile]
@@ -302,22 +317,35 @@ class RuntimeEnv(Model):
 
 class DeletionRule(Model):
     policy: Literal["DeleteCluster", "DeleteWorkers", "DeleteSelf", "DeleteNone"]
-    job_status: Literal["SUCCEEDED", "FAILED"]
+    job_status: Literal["SUCCEEDED", "FAILED"] | None = None
+    job_deployment_status: Literal["Failed"] | None = None
+    """Deployment-level failure (submitter failed, deadline hit) where the job has no status."""
     ttl_seconds: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _one_condition(self) -> DeletionRule:
+        if (self.job_status is None) == (self.job_deployment_status is None):
+            raise ValueError("jobStatus: set exactly one of jobStatus or jobDeploymentStatus")
+        return self
 
 
 DELETION_RULES: list[DeletionRule] = [
     # Seeds ch. 9.5: on failure free the workers after 30 s but keep the head (logs) for an hour;
-    # on success delete the cluster after a minute.
+    # on success delete the cluster after a minute. A job that fails before it has a status
+    # (submitter failure, deadline) must not keep its cluster either.
     DeletionRule(policy="DeleteWorkers", job_status="FAILED", ttl_seconds=30),
     DeletionRule(policy="DeleteCluster", job_status="FAILED", ttl_seconds=3600),
     DeletionRule(policy="DeleteCluster", job_status="SUCCEEDED", ttl_seconds=60),
+    DeletionRule(policy="DeleteCluster", job_deployment_status="Failed", ttl_seconds=3600),
 ]
+"""KubeRay refuses ``DeleteWorkers`` when the autoscaler runs (it would bring workers back), so an
+autoscaled job gets these without it."""
 
 _CRON = re.compile(r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\S+\s+){4}\S+)$")
 
 
 class RayJobSpec(ClusterBase):
+    autoscaled_by_default: ClassVar[bool] = False
     entrypoint: str = Field(min_length=1)
     runtime_env: RuntimeEnv = RuntimeEnv()
     submission_mode: Literal["K8sJobMode", "SidecarMode"] = "K8sJobMode"
@@ -327,7 +355,8 @@ class RayJobSpec(ClusterBase):
     """How the cluster goes away: ``deletionRules`` (the seeds' staged rules; default) or
     ``shutdownAfterJobFinishes`` with ``ttlSecondsAfterFinished`` (required when queued in Kueue).
     Never both."""
-    deletion_rules: list[DeletionRule] = DELETION_RULES
+    deletion_rules: list[DeletionRule] | None = None
+    """Defaults to ``DELETION_RULES`` (without ``DeleteWorkers`` when autoscaled)."""
     ttl_seconds_after_finished: int = Field(default=300, ge=0)
     """For ``shutdownAfterJobFinishes``: seconds the finished cluster stays for inspection."""
     active_deadline_seconds: int | None = Field(default=None, ge=1)
@@ -338,6 +367,12 @@ class RayJobSpec(ClusterBase):
     schedule: str | None = None
     """A cron schedule: the job becomes a RayCronJob (alpha gate RayCronJob, switched on for it)."""
     time_zone: str | None = None
+
+    @property
+    def resolved_deletion_rules(self) -> list[DeletionRule]:
+        if self.deletion_rules is not None:
+            return self.deletion_rules
+        return [r for r in DELETION_RULES if not (self.autoscaled and r.policy == "DeleteWorkers")]
 
     @property
     def resolved_cleanup(self) -> str:
@@ -356,6 +391,11 @@ class RayJobSpec(ClusterBase):
             raise ValueError(f"schedule: expected a cron expression such as '0 3 * * *' (got {self.schedule!r})")
         if self.time_zone is not None and self.schedule is None:
             raise ValueError("timeZone: only applies with a schedule")
+        if self.autoscaled and any(r.policy == "DeleteWorkers" for r in self.deletion_rules or []):
+            raise ValueError(
+                "deletionRules: KubeRay refuses DeleteWorkers while the autoscaler runs; drop the rule or set "
+                "autoscaler.enabled: false"
+            )
         return self
 
 
@@ -420,8 +460,9 @@ class LlmApp(Model):
 
 
 def _app_kind(value: Any) -> str:
+    """The application's ``type`` (``serve`` when absent); an unknown type fails as such."""
     raw = value.get("type", "serve") if isinstance(value, dict) else getattr(value, "type", "serve")
-    return raw if raw in ("serve", "llm") else "serve"
+    return str(raw)
 
 
 Application = Annotated[Annotated[ServeApp, Tag("serve")] | Annotated[LlmApp, Tag("llm")], Discriminator(_app_kind)]
@@ -459,6 +500,11 @@ class RayServiceSpec(ClusterBase):
 
     @model_validator(mode="after")
     def _apps(self) -> RayServiceSpec:
+        if self.gcs_fault_tolerance is not None and self.gcs_fault_tolerance.external_storage_namespace:
+            raise ValueError(
+                "gcsFaultTolerance: externalStorageNamespace must stay unset on a RayService: during an upgrade "
+                "the old and new clusters would share GCS state; KubeRay keys each by its cluster UID"
+            )
         names = [a.name for a in self.applications]
         prefixes = [a.route_prefix for a in self.applications]
         for label, values in (("name", names), ("routePrefix", prefixes)):

@@ -62,6 +62,10 @@ def runtime_envs(obj: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any
             env = dig(dep, "ray_actor_options", "runtime_env")
             if env is not None:
                 yield f"{where}.deployments[{j}].ray_actor_options.runtime_env", as_map(env)
+        for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
+            env = as_map(config).get("runtime_env")
+            if env is not None:
+                yield f"{where}.args.llm_configs[{j}].runtime_env", as_map(env)
 
 
 def images(obj: Mapping[str, Any]) -> Iterator[tuple[str, str]]:

@@ -25,7 +25,7 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
             continue
         if tag is None:
             yield f"{path}: {image!r} has no tag (means latest); pin a release tag such as 2.60.0-py311"
-        elif tag in MOVING_TAGS or tag.startswith("nightly"):
+        elif tag.startswith(MOVING_TAGS):  # latest, latest-gpu, nightly, nightly-py311, ...
             yield f"{path}: {image!r} uses the moving tag {tag!r}; pin a release tag such as 2.60.0-py311"
 
 

@@ -1,6 +1,6 @@
 """Kueue admission rules for Ray workloads (Kueue v0.19.2).
 
-- ``kueue-rayjob``: a RayJob queued through ``kueue.x-k8s.io/queue-name`` needs
+- ``kueue-rayjob``: a RayJob (or a RayCronJob's job template) queued through ``kueue.x-k8s.io/queue-name`` needs
   ``shutdownAfterJobFinishes: true`` (Kueue releases quota only when the cluster goes) and cannot use
   ``clusterSelector`` (Kueue must own the cluster it admits). Kueue's webhook rejects both.
 - ``kueue-elastic-job``: ``kueue.x-k8s.io/elastic-job: "true"`` makes the workload elastic through
@@ -23,22 +23,21 @@ from components.manifests.ray_objects import (
     cluster_spec,
     job_spec,
     job_spec_path,
-    labels_of,
+    queue_name,
 )
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ELASTIC_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 MAX_WORKER_GROUPS = 17
 
 
 def _queued(props: Mapping[str, Any]) -> bool:
-    return bool(labels_of(props).get(QUEUE_LABEL))
+    return queue_name(props) is not None
 
 
 def check_rayjob(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
     job = job_spec(props)
-    if job is None or props.get("kind") != "RayJob" or not _queued(props):
+    if job is None or not _queued(props):
         return
     base = job_spec_path(props)
     if job.get("shutdownAfterJobFinishes") is not True:

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.manifests.ray_objects import labels_of, metadata_of
+from components.manifests.ray_objects import QUEUE_LABEL, metadata_of, queue_name
 from policies.rules.base import MANDATORY, Resource, RuleContext, StackRule, as_object
-from policies.rules.kueue import QUEUE_LABEL
 
 
 def check(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, str]]:
@@ -27,9 +26,9 @@ def check(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, st
     if not queues:
         return
     for i, obj in enumerate(objects):
-        queue = labels_of(obj).get(QUEUE_LABEL)
+        queue = queue_name(obj)
         namespace = str(metadata_of(obj).get("namespace") or "default")
-        if isinstance(queue, str) and queue and (namespace, queue) not in queues:
+        if queue is not None and (namespace, queue) not in queues:
             known = sorted(q for ns, q in queues if ns == namespace)
             yield (
                 i,
