@@ -90,6 +90,17 @@ def _serve_llm(text: str) -> Callable[[Obj], None]:
     return lambda obj: serve(obj, text)
 
 
+def _llm_floor(replicas: int) -> Callable[[Obj], None]:
+    def change(obj: Obj) -> None:
+        config = yaml.safe_load(obj["spec"]["serveConfigV2"])
+        config["applications"][0]["args"]["llm_configs"][0]["deployment_config"]["autoscaling_config"][
+            "min_replicas"
+        ] = replicas
+        obj["spec"]["serveConfigV2"] = yaml.safe_dump(config)
+
+    return change
+
+
 def _head_exposed(obj: Obj) -> None:
     head(obj)["serviceType"] = "LoadBalancer"
     cluster(obj)["authOptions"] = {"mode": "disabled"}
@@ -98,6 +109,8 @@ def _head_exposed(obj: Obj) -> None:
 ALSO: dict[str, set[str]] = {
     # An exposed head without auth is, necessarily, also a cluster without auth.
     "head-exposed-without-auth": {"auth-disabled"},
+    # The CPU RayService twin needs rocksdb GCS FT, whose operator gate is off by default.
+    "serving-min-replicas": {"feature-gate-off"},
     # A moving or missing tag is, necessarily, also a reference without a digest.
     "image-tag": {"image-digest"},
 }
@@ -229,10 +242,22 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
         ("rayservice", lambda o: o["spec"].update(upgradeStrategy={"type": "None"}), "upgradeStrategy.type is None"),
     ],
     "serving-min-replicas": [
+        ("rayservice", _llm_floor(1), "llm_configs[0]: at least 1 replica(s); a service that upgrades incrementally"),
         (
-            "rayservice",
-            _set(worker, minReplicas=1, replicas=1),
-            "minReplicas is 1: serving group gpu needs a floor of at least 2",
+            "raycluster",
+            lambda o: (
+                o.update(
+                    kind="RayService",
+                    spec={
+                        "rayClusterConfig": o["spec"],
+                        "excludeHeadPodFromServeSvc": True,
+                        "upgradeStrategy": {"type": "NewCluster"},
+                    },
+                )
+                or cluster(o).update(gcsFaultToleranceOptions={"backend": "rocksdb"})
+                or worker(o).update(minReplicas=1, maxReplicas=4)
+            ),
+            "minReplicas is 1: serving group cpu needs a floor of at least 2",
         ),
     ],
     "serve-traffic-through-head": [
@@ -243,7 +268,7 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
             "rayservice",
             lambda o: o["spec"].update(upgradeStrategy={"type": "NewCluster"}),
             "holding 8 accelerators: a blue-green upgrade needs 16; "
-            "use NewClusterWithIncrementalUpgrade, which peaks at 10",
+            "use NewClusterWithIncrementalUpgrade, which peaks at 12",
         ),
     ],
     "llm-serving-grace-period": [
@@ -264,6 +289,11 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
             "rayservice",
             lambda o: cluster(o).update(enableInTreeAutoscaling=False),
             "enableInTreeAutoscaling: must be true",
+        ),
+        (
+            "rayservice",
+            lambda o: o["spec"]["upgradeStrategy"]["clusterUpgradeOptions"].update(stepSizePercent=50),
+            "stepSizePercent 50 exceeds maxSurgePercent 20",
         ),
     ],
     "auth-disabled": [

@@ -268,7 +268,7 @@ def test_policy_config_overrides_levels_and_tunables() -> None:
     service = golden("rayservice")
     config = {"serving-min-replicas": {"enforcementLevel": "advisory", "servingMinReplicas": 3}}
     (violation,) = evaluate([service], RuleContext("prod"), config)
-    assert violation.enforcement == "advisory" and "at least 3" in violation.message
+    assert violation.enforcement == "advisory" and "to 3 or more" in violation.message
 
 
 def test_levels_differ_by_environment() -> None:
@@ -344,7 +344,7 @@ def test_rule_options_reach_the_rule_through_policy_config() -> None:
         {"environment": "prod", "servingMinReplicas": 3},
     )
     _policy("serving-min-replicas").validate(args, lambda m, u=None: reported.append(m))
-    assert reported and "needs a floor of at least 3" in reported[0]
+    assert reported and "set min_replicas (or num_replicas) to 3 or more" in reported[0]
 
 
 def test_the_stack_policy_reports_on_the_offending_resource() -> None:

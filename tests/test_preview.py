@@ -168,3 +168,12 @@ def test_the_prod_stack_switches_on_the_gates_its_workloads_use(crd_dir: Path) -
     assert not gates["RayClusterMTLS"] and not gates["RayCronJob"]
     assert chart.inputs["values"]["reconcileConcurrency"] == 20
     assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-serving", "ray-training"]
+
+
+def test_a_secret_platform_value_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("config:\n  kuberay-platform:platform:\n    secure: AAABAOpaque==\n")
+    proc = cli("preview", "--stack", "dev", "--stack-file", str(path), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().startswith(f"{path}: config.kuberay-platform:platform: must be a plain YAML mapping")
+    assert "Traceback" not in proc.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +9,9 @@ import pytest
 import yaml
 
 from components.errors import ConfigError
-from components.manifests.capacity import capacity, upgrade_peak
+from components.manifests.capacity import capacity
 from components.manifests.platform import build_manifests
 from components.manifests.ray_objects import pod_groups
-from components.manifests.workloads import serve_config
 from components.spec import parse_platform
 from policies.rules.base import RuleContext
 from policies.rules.engine import evaluate
@@ -62,6 +60,8 @@ def llm_service(**overrides: Any) -> dict[str, Any]:
                         "modelSource": "Qwen/Qwen2.5-7B-Instruct",
                         "tensorParallelSize": 4,
                         "pipelineParallelSize": 2,
+                        "minReplicas": 2,
+                        "maxReplicas": 2,
                     }
                 ],
             }
@@ -107,8 +107,8 @@ def test_a_gpu_group_gets_matching_resources_params_selector_tolerations_and_cud
     assert gpu.ray_start_params == {"num-gpus": "4"}
     assert gpu.pod_spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
     assert gpu.pod_spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-    assert container["image"] == "rayproject/ray:2.60.0-py311-cu128"
-    assert head.ray_container["image"] == "rayproject/ray:2.60.0-py311-cu128"  # one image for the whole cluster
+    assert container["image"] == "rayproject/ray-llm:2.60.0-py311-cu128"  # Ray Serve LLM needs vLLM
+    assert head.ray_container["image"] == "rayproject/ray-llm:2.60.0-py311-cu128"  # one image for the cluster
     assert head.ray_start_params == {"num-cpus": "0", "num-gpus": "0", "dashboard-host": "0.0.0.0"}
     assert "nvidia.com/gpu" not in head.ray_container["resources"]["limits"]
 
@@ -453,11 +453,17 @@ def test_the_seeds_worked_example_a_5_gpu_service_in_20_percent_steps(strategy: 
     assert plan.upgrade_peak is not None and plan.upgrade_peak.gpu == peak
 
 
-def test_upgrade_peak_arithmetic() -> None:
-    assert upgrade_peak(5, "NewClusterWithIncrementalUpgrade") == 6
-    assert upgrade_peak(5, "NewCluster") == 10
-    assert upgrade_peak(8, "NewClusterWithIncrementalUpgrade", 50) == 12
-    assert upgrade_peak(5, "None") == 5
+def test_an_incremental_step_is_rounded_up_to_whole_model_replicas() -> None:
+    """TP4 x PP2: a model replica spans 2 pods of 4 GPUs, so one 20% step of 4 pods is 2 pods, not 1."""
+    service = llm_service(workerGroups=[{"name": "gpu", "pool": "a100", "minReplicas": 4, "maxReplicas": 6}])
+    service["applications"][0]["models"][0].update(minReplicas=2, maxReplicas=3)
+    (obj,) = build(platform(rayServices=[service]))
+    incremental, blue_green = capacity(obj), capacity(obj, "NewCluster")
+    assert incremental.steady.gpu == 16 and incremental.upgrade_peak is not None
+    assert incremental.upgrade_peak.gpu == 24
+    assert blue_green.upgrade_peak is not None and blue_green.upgrade_peak.gpu == 32
+    # The new cluster's head (2 CPU + 0.5 autoscaler) is part of the incremental peak, then 2 pods x 4 CPU.
+    assert incremental.upgrade_peak.cpu == incremental.steady.cpu + 2.5 + 2 * 4
 
 
 def test_capacity_counts_hosts_replicas_and_the_autoscaler_sidecar() -> None:
@@ -531,9 +537,39 @@ def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean(crd_dir: Path)
     assert evaluate([*objects, operator], RuleContext("prod")) == []
 
 
-def test_serve_config_is_deterministic() -> None:
-    spec = parse_platform(platform(rayServices=[llm_service()]), "s.yaml").workloads.ray_services[0]
-    assert serve_config(spec) == serve_config(copy.deepcopy(spec))
+def test_serve_drains_llm_replicas_within_the_pod_grace_period() -> None:
+    (obj,) = build(platform(rayServices=[llm_service()]))
+    (config,) = yaml.safe_load(obj["spec"]["serveConfigV2"])["applications"][0]["args"]["llm_configs"]
+    assert config["deployment_config"]["graceful_shutdown_timeout_s"] == 570  # 600 s pod grace minus a margin
+    assert config["deployment_config"]["autoscaling_config"] == {"min_replicas": 2, "max_replicas": 2}
+
+
+def test_llm_and_upgrade_settings_are_validated() -> None:
+    service = llm_service()
+    service["applications"][0]["models"][0].update(minReplicas=3, maxReplicas=1)
+    (line,) = errors(platform(rayServices=[service]))
+    assert line == (
+        "s.yaml: platform.workloads.rayServices[0].applications[0].models[0].maxReplicas: "
+        "must be >= minReplicas (got 1 < 3)"
+    )
+    service = llm_service(upgrade={"gatewayClassName": "istio", "stepSizePercent": 50, "maxSurgePercent": 20})
+    (line,) = errors(platform(rayServices=[service]))
+    assert line.startswith(
+        "s.yaml: platform.workloads.rayServices[0].upgrade.stepSizePercent: must not exceed maxSurgePercent"
+    )
+
+
+def test_a_custom_image_tag_and_digest() -> None:
+    digest = "sha256:" + "c" * 64
+    (obj,) = build(
+        platform(
+            rayJobs=[
+                job(image={"repository": "registry.example.com/ml/ray", "tag": "2.60.0-train-7", "digest": digest})
+            ]
+        )
+    )
+    for group in pod_groups(obj):
+        assert group.ray_container["image"] == f"registry.example.com/ml/ray:2.60.0-train-7@{digest}"
 
 
 @pytest.mark.parametrize(

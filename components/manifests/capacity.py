@@ -4,8 +4,10 @@ Read from the emitted objects (so it is true of what is deployed): every pod's c
 autoscaler sidecar included) times hosts per replica times replicas. Steady state is each group at
 its floor (``max(replicas, minReplicas)``), scaled out is each group at ``maxReplicas``. A
 RayService's upgrade peak follows its strategy: blue-green (``NewCluster``) runs a whole second
-cluster (2x steady), ``NewClusterWithIncrementalUpgrade`` adds one surge step
-(``ceil(steady * maxSurgePercent%)``): the seeds' 5-GPU service in 20% steps peaks at 6, not 10.
+cluster (2x steady); ``NewClusterWithIncrementalUpgrade`` adds the new cluster's head and one surge
+step per group, ``ceil(replicas * maxSurgePercent%)`` rounded up to whole model replicas (a
+pipeline-parallel LLM replica spans several pods): the seeds' 5-GPU service in 20% steps peaks at
+6 GPUs, not 10.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from components.manifests.quantity import parse_quantity
 from components.manifests.ray_objects import (
     PodGroup,
+    as_list,
     as_map,
     cluster_spec,
     dig,
@@ -30,20 +35,6 @@ from components.manifests.ray_objects import (
 INCREMENTAL_SURGE_PERCENT = 20
 """The seeds' worked example: a 5-GPU service upgraded in 20% steps peaks at 6 GPUs."""
 RESOURCES = ("gpu", "tpu", "cpu", "memory")
-
-
-def upgrade_peak(steady: float, strategy: str, surge_percent: float = INCREMENTAL_SURGE_PERCENT) -> float:
-    """Peak of a resource during a RayService upgrade.
-
-    ``NewCluster`` (blue-green) runs a whole second cluster beside the first: twice the steady
-    amount. ``NewClusterWithIncrementalUpgrade`` grows the new cluster one surge step at a time:
-    steady plus ``ceil(steady * surge%)``. ``None`` upgrades in place: no surge.
-    """
-    if strategy == "NewCluster":
-        return 2 * steady
-    if strategy == "NewClusterWithIncrementalUpgrade":
-        return steady + math.ceil(steady * surge_percent / 100)
-    return steady
 
 
 @dataclass
@@ -88,19 +79,41 @@ def steady_accelerators(obj: Mapping[str, Any]) -> float:
     return plan.steady.gpu + plan.steady.tpu
 
 
-def capacity(obj: Mapping[str, Any]) -> Capacity:
+def _model_unit(obj: Mapping[str, Any]) -> int:
+    """Pods one model replica spans in a RayService (Ray Serve LLM pipeline parallelism), else 1:
+    capacity can only be added in whole model replicas."""
+    text = dig(obj, "spec", "serveConfigV2")
+    try:
+        doc = yaml.safe_load(text) if isinstance(text, str) else None
+    except yaml.YAMLError:
+        return 1
+    units = [
+        number(dig(config, "engine_kwargs", "pipeline_parallel_size")) or 1
+        for app in as_list(as_map(doc).get("applications"))
+        for config in as_list(dig(app, "args", "llm_configs"))
+    ]
+    return int(max(units, default=1))
+
+
+def capacity(obj: Mapping[str, Any], strategy: str | None = None) -> Capacity:
+    """The plan of one Ray object; ``strategy`` overrides a RayService's own (to compare them)."""
     kind = str(obj.get("kind"))
     plan = Capacity(workload=object_ref(obj), kind=kind)
     found = cluster_spec(obj)
     cluster = found[1] if found else {}
     autoscaler = as_map(cluster.get("autoscalerOptions")) if cluster.get("enableInTreeAutoscaling") is True else None
+    head = Amounts()
+    surge_percent = number(dig(obj, "spec", "upgradeStrategy", "clusterUpgradeOptions", "maxSurgePercent"))
+    surge_percent = surge_percent or INCREMENTAL_SURGE_PERCENT
+    unit = _model_unit(obj)
+    incremental_surge = Amounts()
     for group in pod_groups(obj):
         if group.group.get("suspend") is True:
             continue
         if group.role == "head":  # the autoscaler runs as a sidecar of the head
-            pod = _pod(group, {"resources": autoscaler.get("resources")} if autoscaler is not None else None)
-            plan.steady.add(pod)
-            plan.scaled_out.add(pod)
+            head = _pod(group, {"resources": autoscaler.get("resources")} if autoscaler is not None else None)
+            plan.steady.add(head)
+            plan.scaled_out.add(head)
             continue
         hosts = number(group.group.get("numOfHosts", 1)) or 1
         floor = max(number(group.group.get("replicas", 0)) or 0, number(group.group.get("minReplicas", 0)) or 0)
@@ -108,16 +121,21 @@ def capacity(obj: Mapping[str, Any]) -> Capacity:
         pod = _pod(group, None)
         plan.steady.add(pod, hosts * floor)
         plan.scaled_out.add(pod, hosts * ceiling)
+        # One surge step of this group, in whole replicas, and in whole model replicas where a model
+        # spans several pods (accelerator groups only).
+        step = math.ceil(floor * surge_percent / 100) if floor else 0
+        group_unit = unit if (pod.gpu or pod.tpu) else 1
+        step = math.ceil(step / group_unit) * group_unit
+        incremental_surge.add(pod, hosts * step)
     if kind == "RayService":
-        strategy = str(dig(obj, "spec", "upgradeStrategy", "type") or "NewCluster")
-        surge = number(dig(obj, "spec", "upgradeStrategy", "clusterUpgradeOptions", "maxSurgePercent"))
-        plan.strategy = strategy
-        plan.upgrade_peak = Amounts(
-            **{
-                name: upgrade_peak(getattr(plan.steady, name), strategy, surge or INCREMENTAL_SURGE_PERCENT)
-                for name in RESOURCES
-            }
-        )
+        plan.strategy = strategy or str(dig(obj, "spec", "upgradeStrategy", "type") or "NewCluster")
+        plan.upgrade_peak = Amounts()
+        plan.upgrade_peak.add(plan.steady)
+        if plan.strategy == "NewCluster":  # a whole second cluster
+            plan.upgrade_peak.add(plan.steady)
+        elif plan.strategy == "NewClusterWithIncrementalUpgrade":  # the new head, then one step
+            plan.upgrade_peak.add(head)
+            plan.upgrade_peak.add(incremental_surge)
     return plan
 
 

@@ -11,7 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.spec import ClusterBase, CpuPool, GcsFaultToleranceSpec, GpuPool, Resources, TpuPool, WorkerGroupSpec
+from components.spec import (
+    ClusterBase,
+    CpuPool,
+    GcsFaultToleranceSpec,
+    GpuPool,
+    RayServiceSpec,
+    Resources,
+    TpuPool,
+    WorkerGroupSpec,
+)
 from components.spec.workloads import SharedVolume, Toleration
 
 Pools = Mapping[str, CpuPool | GpuPool | TpuPool]
@@ -53,6 +62,10 @@ class WorkerOptions:
     termination_grace_period_seconds: int | None = None
     raylet_readiness_probe: bool = False
     serve_port: bool = False
+    accelerator_groups_from_zero: bool = False
+    """Incremental RayService upgrades: the pending cluster's accelerator groups start empty and
+    grow one surge step at a time (KubeRay's incremental-upgrade guide: ``minReplicas: 0``); the
+    serving floor is the Serve replicas' minimum, which keeps their nodes busy."""
 
 
 def container_resources(res: Resources, extra: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -119,13 +132,17 @@ def gpu_variant(w: ClusterBase, pools: Pools) -> str | None:
     return None
 
 
+def image(w: ClusterBase, pools: Pools) -> str:
+    """The one image of the workload's cluster (ray-llm for LLM services)."""
+    return w.image.reference(w.ray_version, gpu_variant(w, pools), llm=isinstance(w, RayServiceSpec) and w.is_llm)
+
+
 def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: WorkerOptions) -> dict[str, Any]:
     pool = pools[g.pool]
     extra: dict[str, str] = {}
     params: dict[str, str] = {}
     selector = dict(pool.node_selector)
     group: dict[str, Any] = {}
-    variant = gpu_variant(w, pools)
     if isinstance(pool, GpuPool):
         extra["nvidia.com/gpu"] = str(pool.gpus_per_pod)
         params["num-gpus"] = str(pool.gpus_per_pod)  # what KubeRay would derive, stated explicitly
@@ -136,9 +153,7 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
         selector["cloud.google.com/gke-tpu-accelerator"] = pool.accelerator
         selector["cloud.google.com/gke-tpu-topology"] = pool.topology
         group["numOfHosts"] = pool.hosts
-    container = _container(
-        "ray-worker", w.image.reference(w.ray_version, variant), container_resources(g.resources, extra), w
-    )
+    container = _container("ray-worker", image(w, pools), container_resources(g.resources, extra), w)
     if options.serve_port:
         container["ports"] = [dict(SERVE_PORT)]
     if options.raylet_readiness_probe:
@@ -146,11 +161,12 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
     pod = _pod_spec(container, w, selector, pool.tolerations)
     if options.termination_grace_period_seconds is not None:
         pod["terminationGracePeriodSeconds"] = options.termination_grace_period_seconds
+    from_zero = options.accelerator_groups_from_zero and not isinstance(pool, CpuPool)
     group.update(
         {
             "groupName": g.name,
             "replicas": g.initial(w.profile, w.autoscaled),
-            "minReplicas": g.floor(w.profile),
+            "minReplicas": 0 if from_zero else g.floor(w.profile),
             "maxReplicas": g.max_replicas,
             "rayStartParams": params,
             "template": {"spec": pod},
@@ -192,9 +208,7 @@ def cluster_body(w: ClusterBase, pools: Pools, options: WorkerOptions | None = N
     head_params = {"num-cpus": "0", "dashboard-host": "0.0.0.0"}  # the head schedules no work
     if has_gpus(w, pools):
         head_params["num-gpus"] = "0"
-    head_container = _container(
-        "ray-head", w.image.reference(w.ray_version, gpu_variant(w, pools)), container_resources(w.head.resources), w
-    )
+    head_container = _container("ray-head", image(w, pools), container_resources(w.head.resources), w)
     head_container["ports"] = [dict(p) for p in HEAD_PORTS]
     head: dict[str, Any] = {
         "rayStartParams": head_params,

@@ -14,6 +14,8 @@ from components.spec import LlmApp, RayClusterSpec, RayJobSpec, RayServiceSpec, 
 LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 LLM_GRACE_PERIOD_SECONDS = 600
 """Drain time of LLM serving workers (seeds ch. 8.10: 300-600 s); long generations finish."""
+SHUTDOWN_MARGIN_SECONDS = 30
+"""Ray Serve's replica drain ends this long before Kubernetes kills the pod."""
 API_VERSION = "ray.io/v1"
 
 
@@ -115,7 +117,7 @@ def _serve_app(app: ServeApp) -> dict[str, Any]:
     return out
 
 
-def _llm_app(app: LlmApp) -> dict[str, Any]:
+def _llm_app(app: LlmApp, drain_seconds: int | None) -> dict[str, Any]:
     configs = []
     for m in app.models:
         loading: dict[str, Any] = {"model_id": m.model_id}
@@ -132,6 +134,9 @@ def _llm_app(app: LlmApp) -> dict[str, Any]:
                 "autoscaling_config": {"min_replicas": m.min_replicas, "max_replicas": m.max_replicas}
             },
         }
+        if drain_seconds is not None:
+            # Ray Serve stops a replica after 20 s by default: let generations finish within the pod's grace.
+            config["deployment_config"]["graceful_shutdown_timeout_s"] = drain_seconds
         if m.accelerator_type:
             config["accelerator_type"] = m.accelerator_type
         configs.append(config)
@@ -143,22 +148,28 @@ def _llm_app(app: LlmApp) -> dict[str, Any]:
     }
 
 
+def grace_period(service: RayServiceSpec) -> int | None:
+    if service.termination_grace_period_seconds is not None:
+        return service.termination_grace_period_seconds
+    return LLM_GRACE_PERIOD_SECONDS if service.is_llm else None
+
+
 def serve_config(service: RayServiceSpec) -> str:
     """``serveConfigV2``: Ray Serve's multi-application config as YAML."""
-    apps = [_llm_app(a) if isinstance(a, LlmApp) else _serve_app(a) for a in service.applications]
+    grace = grace_period(service)
+    drain = max(0, grace - SHUTDOWN_MARGIN_SECONDS) if grace is not None else None
+    apps = [_llm_app(a, drain) if isinstance(a, LlmApp) else _serve_app(a) for a in service.applications]
     return yaml.safe_dump({"applications": apps}, sort_keys=False)
 
 
 def ray_service(service: RayServiceSpec, pools: Pools, environment: str) -> dict[str, Any]:
-    grace = service.termination_grace_period_seconds
-    if grace is None and service.is_llm:
-        grace = LLM_GRACE_PERIOD_SECONDS
+    strategy = upgrade_strategy(service, pools)
     options = WorkerOptions(
-        termination_grace_period_seconds=grace,
+        termination_grace_period_seconds=grace_period(service),
         raylet_readiness_probe=service.multi_host_llm,
         serve_port=True,
+        accelerator_groups_from_zero=strategy == "NewClusterWithIncrementalUpgrade",
     )
-    strategy = upgrade_strategy(service, pools)
     upgrade: dict[str, Any] = {"type": strategy}
     if strategy == "NewClusterWithIncrementalUpgrade":
         u = service.upgrade

@@ -121,14 +121,28 @@ class AutoscalerSpec(Model):
 # --- Cluster building blocks ------------------------------------------------------------------
 
 
-class RayImage(Model):
-    repository: str = "rayproject/ray"
-    python: Literal["py310", "py311", "py312"] = "py311"
-    """Python flavour of the official image; the tag is ``<rayVersion>-<python>[-gpu]``."""
+RAY_IMAGE = "rayproject/ray"
+RAY_LLM_IMAGE = "rayproject/ray-llm"
+"""Ray Serve LLM needs vLLM: the official ray-llm image has it (tags ``<ray>-<py>-cuXXX`` only)."""
+RAY_LLM_DEFAULT_CUDA = "cu128"
 
-    def reference(self, ray_version: str, variant: str | None = None) -> str:
-        suffix = f"-{variant}" if variant else ""
-        return f"{self.repository}:{ray_version}-{self.python}{suffix}"
+
+class RayImage(Model):
+    repository: str | None = None
+    """Default: ``rayproject/ray``, or ``rayproject/ray-llm`` for services with LLM apps."""
+    python: Literal["py310", "py311", "py312"] = "py311"
+    """Python flavour of the official image; the tag is ``<rayVersion>-<python>[-gpu|-cuXXX]``."""
+    tag: str | None = Field(default=None, pattern=r"^[\w][\w.-]{0,127}$")
+    """A custom image's tag (dependencies baked in); it should start with ``rayVersion``."""
+    digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+    """Pins the exact image bytes (``repository:tag@sha256:...``)."""
+
+    def reference(self, ray_version: str, variant: str | None = None, llm: bool = False) -> str:
+        repository = self.repository or (RAY_LLM_IMAGE if llm else RAY_IMAGE)
+        if llm and repository == RAY_LLM_IMAGE and variant in (None, "gpu"):
+            variant = RAY_LLM_DEFAULT_CUDA
+        tag = self.tag or f"{ray_version}-{self.python}" + (f"-{variant}" if variant else "")
+        return f"{repository}:{tag}" + (f"@{self.digest}" if self.digest else "")
 
 
 class IngressSpec(Model):
@@ -407,6 +421,12 @@ class DeploymentAutoscaling(Model):
     max_replicas: int = Field(default=1, ge=1)
     target_ongoing_requests: float | None = Field(default=None, gt=0)
 
+    @model_validator(mode="after")
+    def _bounds(self) -> DeploymentAutoscaling:
+        if self.max_replicas < self.min_replicas:
+            raise ValueError(f"maxReplicas: must be >= minReplicas (got {self.max_replicas} < {self.min_replicas})")
+        return self
+
 
 class ServeDeployment(Model):
     """Overrides for one deployment of an application (Ray Serve ``deployments:``)."""
@@ -451,6 +471,12 @@ class LlmModel(Model):
     def gpus_per_replica(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
 
+    @model_validator(mode="after")
+    def _replica_bounds(self) -> LlmModel:
+        if self.max_replicas < self.min_replicas:
+            raise ValueError(f"maxReplicas: must be >= minReplicas (got {self.max_replicas} < {self.min_replicas})")
+        return self
+
 
 class LlmApp(Model):
     type: Literal["llm"]
@@ -479,6 +505,15 @@ class UpgradeSpec(Model):
     interval_seconds: int = Field(default=60, ge=1)
     max_surge_percent: int = Field(default=20, ge=1, le=100)
     """Capacity the new cluster adds per step: a 5-GPU service peaks at 6 GPUs with 20%."""
+
+    @model_validator(mode="after")
+    def _step_within_surge(self) -> UpgradeSpec:
+        if self.step_size_percent > self.max_surge_percent:
+            raise ValueError(
+                f"stepSizePercent: must not exceed maxSurgePercent (got {self.step_size_percent} > "
+                f"{self.max_surge_percent}): traffic cannot move faster than capacity is added"
+            )
+        return self
 
 
 class RayServiceSpec(ClusterBase):

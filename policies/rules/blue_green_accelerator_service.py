@@ -13,11 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.capacity import steady_accelerators, upgrade_peak
+from components.manifests.capacity import capacity, steady_accelerators
 from components.manifests.ray_objects import dig
 from policies.rules.base import PROD_ONLY, ResourceRule, RuleContext
 
 OPTIONS = {"largeServiceAccelerators": {"type": "number", "minimum": 1, "default": 4}}
+
+
+def _peak(props: Mapping[str, Any], strategy: str) -> float:
+    peak = capacity(props, strategy).upgrade_peak
+    return peak.gpu + peak.tpu if peak is not None else 0.0
 
 
 def _count(value: float) -> str:
@@ -38,8 +43,8 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
     yield (
         f"spec.upgradeStrategy.type: {shown} for a service holding {_count(steady)} accelerators: "
         "a blue-green upgrade needs "
-        f"{_count(upgrade_peak(steady, 'NewCluster'))}; use NewClusterWithIncrementalUpgrade, which peaks at "
-        f"{_count(upgrade_peak(steady, 'NewClusterWithIncrementalUpgrade'))} in 20% steps"
+        f"{_count(_peak(props, 'NewCluster'))}; use NewClusterWithIncrementalUpgrade, which peaks at "
+        f"{_count(_peak(props, 'NewClusterWithIncrementalUpgrade'))} in 20% steps"
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import as_map, dig
+from components.manifests.ray_objects import as_map, dig, number
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
 
 
@@ -27,6 +27,12 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
         yield (
             "spec.upgradeStrategy.clusterUpgradeOptions.gatewayClassName: required for "
             "NewClusterWithIncrementalUpgrade (with stepSizePercent and intervalSeconds)"
+        )
+    step, surge = number(options.get("stepSizePercent")), number(options.get("maxSurgePercent"))
+    if step is not None and surge is not None and step > surge:
+        yield (
+            f"spec.upgradeStrategy.clusterUpgradeOptions.stepSizePercent {int(step)} exceeds maxSurgePercent "
+            f"{int(surge)}: traffic would move faster than capacity is added; keep step <= surge"
         )
     if dig(props, "spec", "rayClusterConfig", "enableInTreeAutoscaling") is not True:
         yield (
