@@ -207,6 +207,6 @@ def test_an_unknown_application_type_says_which_types_exist() -> None:
         }
     ]
     assert errors_of(data) == [
-        f"{SOURCE}: platform.workloads.rayServices[0].applications[0]: "
+        f"{SOURCE}: platform.workloads.rayServices[0].applications[0].type: "
         "unknown type 'lml' (expected one of: 'serve', 'llm')"
     ]

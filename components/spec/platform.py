@@ -160,7 +160,10 @@ def describe_errors(exc: ValidationError, root: type[BaseModel]) -> list[str]:
             lines.append(f"{path}: required key is missing")
         elif kind == "union_tag_invalid":
             expected = (err.get("ctx") or {}).get("expected_tags", "")
-            lines.append(f"{path}: unknown type {(err.get('ctx') or {}).get('tag')!r} (expected one of: {expected})")
+            # Both tagged unions of the spec (pools, applications) are tagged by their ``type`` key.
+            lines.append(
+                f"{path}.type: unknown type {(err.get('ctx') or {}).get('tag')!r} (expected one of: {expected})"
+            )
         elif kind == "union_tag_not_found":
             lines.append(f"{path}: {err['msg']}")
         elif kind == "string_type" and isinstance(err.get("input"), int | float):
