@@ -39,9 +39,12 @@ def _corpus(directory: Path) -> int:
 
 
 def _without_content_caches() -> None:
-    """The corpus repeats each sample; switch off the by-content caches (serveConfigV2 parsing and
-    Ray Serve validation) so every copy costs what a distinct manifest would."""
+    """The corpus repeats each sample; switch off the by-content caches (serveConfigV2 parsing,
+    Ray Serve validation, model sizes) so every copy costs what a distinct manifest would."""
+    from components.manifests import capacity
     from policies.rules import helpers, serve_config_schema
+
+    capacity._model_unit_of = capacity._model_unit_of.__wrapped__  # type: ignore[assignment]
 
     helpers._parse_yaml = helpers._parse_yaml.__wrapped__  # type: ignore[assignment]
     serve_config_schema.serve_config_errors = serve_config_schema.serve_config_errors.__wrapped__  # type: ignore[assignment]

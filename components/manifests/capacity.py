@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -83,8 +84,13 @@ def _model_unit(obj: Mapping[str, Any]) -> int:
     """Pods one model replica spans in a RayService (Ray Serve LLM pipeline parallelism), else 1:
     capacity can only be added in whole model replicas."""
     text = dig(obj, "spec", "serveConfigV2")
+    return _model_unit_of(text) if isinstance(text, str) else 1
+
+
+@lru_cache(maxsize=256)
+def _model_unit_of(text: str) -> int:
     try:
-        doc = yaml.safe_load(text) if isinstance(text, str) else None
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return 1
     units = [
