@@ -90,6 +90,15 @@ def _serve_llm(text: str) -> Callable[[Obj], None]:
     return lambda obj: serve(obj, text)
 
 
+def _llm_field(key: str, value: Any) -> Callable[[Obj], None]:
+    def change(obj: Obj) -> None:
+        config = yaml.safe_load(obj["spec"]["serveConfigV2"])
+        config["applications"][0]["args"]["llm_configs"][0][key] = value
+        obj["spec"]["serveConfigV2"] = yaml.safe_dump(config)
+
+    return change
+
+
 def _llm_floor(replicas: int) -> Callable[[Obj], None]:
     def change(obj: Obj) -> None:
         config = yaml.safe_load(obj["spec"]["serveConfigV2"])
@@ -278,6 +287,7 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
     "serve-config-schema": [
         ("rayservice", _serve_llm("applications:\n- name: a\n  import_path: nodots\n"), "invalid import path"),
         ("rayservice", _serve_llm("applications: [\n"), "not valid YAML"),
+        ("rayservice", _llm_field("accelerator_type", "A100-80GB"), "Unsupported accelerator type: A100-80GB"),
     ],
     "incremental-upgrade-requirements": [
         (

@@ -606,3 +606,25 @@ def test_beta_gates_a_workload_needs_cannot_be_switched_off() -> None:
     assert len(lines) == 2
     assert "featureGates.RayJobDeletionPolicy: false, but RayJob/research/train uses deletionStrategy" in lines[0]
     assert "RayServiceIncrementalUpgrade: false, but RayService/serving/chat uses upgradeStrategy" in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            {"acceleratorType": "A100-80GB"},
+            "accelerator_type: Unsupported accelerator type: A100-80GB",
+            id="accelerator",
+        ),
+        pytest.param({"engineKwargs": {"tensor_parallel_size": "four"}}, "", id="engine-kwargs-free-form"),
+    ],
+)
+def test_llm_configs_are_checked_with_ray_serve_llm(change: dict[str, Any], expected: str) -> None:
+    service = llm_service()
+    service["applications"][0]["models"][0].update(change)
+    (obj,) = build(platform(rayServices=[service]))
+    problems = serve_config_errors(obj["spec"]["serveConfigV2"])
+    if expected:
+        assert any(expected in p and p.startswith("applications.0.args.llm_configs.0.") for p in problems), problems
+    else:
+        assert problems == ()  # vLLM engine arguments are vLLM's to judge at start-up

@@ -5,7 +5,9 @@ Severity: mandatory everywhere (the RayService would never become ready).
 Why: ``serveConfigV2`` is an opaque string to Kubernetes; a YAML error or a field Ray Serve rejects
 surfaces only when the operator submits it to the running cluster, minutes after a "successful"
 deploy. It is validated here with Ray Serve's own schema, ``ray.serve.schema.ServeDeploySchema``
-(Ray 2.60.0), the one the dashboard's REST API uses.
+(Ray 2.60.0), the one the dashboard's REST API uses; and each Ray Serve LLM app's ``llm_configs``
+with Ray's ``LLMConfig`` (unsupported accelerator types, bad autoscaling bounds, unknown keys),
+which ServeDeploySchema cannot see inside ``args``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from components.manifests.ray_objects import dig
+from components.manifests.ray_objects import as_list, as_map, dig
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
 from policies.rules.helpers import parse_yaml
 
@@ -35,11 +37,38 @@ def serve_config_errors(text: str) -> tuple[str, ...]:
     try:
         ServeDeploySchema.model_validate(doc)
     except ValidationError as exc:
-        return tuple(
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg'].removeprefix('Value error, ')}"
-            for err in exc.errors(include_url=False)
-        )
-    return ()
+        return _described(exc, ())
+    problems: list[str] = []
+    for i, app in enumerate(as_list(as_map(doc).get("applications"))):
+        if as_map(app).get("import_path") != LLM_IMPORT_PATH:
+            continue
+        for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
+            try:
+                llm_config_model().model_validate(config)
+            except ValidationError as exc:
+                problems += _described(exc, ("applications", i, "args", "llm_configs", j))
+    return tuple(problems)
+
+
+LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
+
+
+def _described(exc: Any, prefix: tuple[Any, ...]) -> tuple[str, ...]:
+    return tuple(
+        f"{'.'.join(str(p) for p in (*prefix, *err['loc'])) or '<root>'}: {err['msg'].removeprefix('Value error, ')}"
+        for err in exc.errors(include_url=False)
+    )
+
+
+@lru_cache(maxsize=1)
+def llm_config_model() -> Any:
+    """Ray Serve LLM's ``LLMConfig``. ``ray.serve.llm`` re-exports it but imports vLLM on the way;
+    the defining module (pinned Ray 2.60.0) does not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from ray.llm._internal.serve.core.configs.llm_config import LLMConfig
+
+    return LLMConfig
 
 
 def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
