@@ -12,6 +12,7 @@ which ServeDeploySchema cannot see inside ``args``.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -64,10 +65,15 @@ def _described(exc: Any, prefix: tuple[Any, ...]) -> tuple[str, ...]:
 def llm_config_model() -> Any:
     """Ray Serve LLM's ``LLMConfig``. ``ray.serve.llm`` re-exports it but imports vLLM on the way;
     the defining module (pinned Ray 2.60.0) does not."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from ray.llm._internal.serve.core.configs.llm_config import LLMConfig
-
+    quiet = logging.getLogger("ray")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # it logs that torch/transformers are absent: not needed to validate
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from ray.llm._internal.serve.core.configs.llm_config import LLMConfig
+    finally:
+        quiet.setLevel(level)
     return LLMConfig
 
 
