@@ -177,3 +177,9 @@ def test_a_secret_platform_value_is_a_config_error(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().startswith(f"{path}: config.kuberay-platform:platform: must be a plain YAML mapping")
     assert "Traceback" not in proc.stderr
+
+
+def test_a_clean_preview_prints_nothing_on_stderr(tmp_path: Path) -> None:
+    """Diagnostics go to stderr only when there is something to fix (prod loads Ray Serve LLM)."""
+    proc = cli("preview", "--stack", "prod", "--out", str(tmp_path))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
