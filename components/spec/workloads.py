@@ -16,6 +16,13 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from components.spec.base import RAY_VERSION, K8sName, Model, PlainEnv, Quantity, RayName, Resources, SemVer
 
+
+def check_replica_bounds(min_replicas: int, max_replicas: int) -> None:
+    """The one message for ``minReplicas``/``maxReplicas`` pairs (worker groups, models, deployments)."""
+    if max_replicas < min_replicas:
+        raise ValueError(f"maxReplicas: must be >= minReplicas (got {max_replicas} < {min_replicas})")
+
+
 # --- Hardware pools ---------------------------------------------------------------------------
 
 
@@ -190,8 +197,8 @@ class WorkerGroupSpec(Model):
 
     @model_validator(mode="after")
     def _bounds(self) -> WorkerGroupSpec:
-        if self.min_replicas is not None and self.max_replicas < self.min_replicas:
-            raise ValueError(f"maxReplicas: must be >= minReplicas (got {self.max_replicas} < {self.min_replicas})")
+        if self.min_replicas is not None:
+            check_replica_bounds(self.min_replicas, self.max_replicas)
         low = self.min_replicas or 0
         if self.replicas is not None and not low <= self.replicas <= self.max_replicas:
             raise ValueError(
@@ -423,8 +430,7 @@ class DeploymentAutoscaling(Model):
 
     @model_validator(mode="after")
     def _bounds(self) -> DeploymentAutoscaling:
-        if self.max_replicas < self.min_replicas:
-            raise ValueError(f"maxReplicas: must be >= minReplicas (got {self.max_replicas} < {self.min_replicas})")
+        check_replica_bounds(self.min_replicas, self.max_replicas)
         return self
 
 
@@ -473,8 +479,7 @@ class LlmModel(Model):
 
     @model_validator(mode="after")
     def _replica_bounds(self) -> LlmModel:
-        if self.max_replicas < self.min_replicas:
-            raise ValueError(f"maxReplicas: must be >= minReplicas (got {self.max_replicas} < {self.min_replicas})")
+        check_replica_bounds(self.min_replicas, self.max_replicas)
         return self
 
 
