@@ -21,7 +21,7 @@ from components.manifests.capacity import Capacity, plans, total
 from components.manifests.quantity import format_bytes
 from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
 from components.stack_config import PROJECT, StackConfigError, stack_file
-from policies.rules.base import RuleContext, Violation
+from policies.rules.base import RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
 from tools.chart_values import unknown_keys, upstream_values
 from tools.engine import RecordedResource, run_program
@@ -54,11 +54,7 @@ def to_manifest(res: RecordedResource) -> dict[str, Any] | None:
     """The Kubernetes object a resource stands for, or None (components, charts)."""
     if not (res.custom and res.type.startswith("kubernetes:")) or res.type == CHART_TYPE:
         return None
-    _, api, kind = res.type.split(":", 2)
-    api_version = api.removeprefix("core/")
-    obj = {"apiVersion": api_version, "kind": kind}
-    obj.update({k: v for k, v in res.inputs.items() if k not in ("apiVersion", "kind")})
-    return obj
+    return dict(as_object(res.type, res.inputs))
 
 
 def run_preview(
