@@ -2,6 +2,7 @@
 #   make preview STACK=dev                    offline preview -> out/<stack>/
 #   make test                                 static checks + every test
 #   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json]
+#   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -15,7 +16,7 @@ FILES ?=
 POLICY_CONFIG ?=
 POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 
-.PHONY: venv preview lint check test policy-config bench clean
+.PHONY: venv preview lint check test policy-config schemas bench clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +32,10 @@ preview: $(STAMP)
 lint: $(STAMP)
 	@if [ -z "$(FILES)" ]; then echo 'usage: make lint ENV=<dev|staging|prod> FILES="<files or folders>" [FORMAT=json]' >&2; exit 2; fi
 	$(BIN)/python -m tools lint --env $(ENV) --format $(FORMAT) $(POLICY_CONFIG_ARG) $(FILES)
+
+# Refresh schemas/ from schemas/pins.yaml: FROM=<local mirror of the upstream files>, else download.
+schemas: $(STAMP)
+	$(BIN)/python -m tools schemas $(if $(FROM),--from $(FROM))
 
 policy-config: $(STAMP)
 	$(BIN)/python -m tools policy-config

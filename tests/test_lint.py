@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO
 from tools.lint import lint
 
 GOLDEN = yaml.safe_load((REPO / "tests/data/policies/golden-raycluster.yaml").read_text())
@@ -94,9 +94,9 @@ def test_make_lint_without_files_prints_usage() -> None:
     assert proc.returncode == 2 and "usage: make lint" in proc.stderr
 
 
-def test_every_upstream_sample_lints_without_an_internal_error() -> None:
+def test_every_upstream_sample_lints_without_an_internal_error(samples_dir: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "tools", "lint", "--env", "prod", "--format", "json", str(SAMPLES)],
+        [sys.executable, "-m", "tools", "lint", "--env", "prod", "--format", "json", str(samples_dir)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from components.errors import ConfigError
@@ -11,7 +9,8 @@ from components.manifests.operator_values import deep_merge, operator_values
 from components.manifests.platform import build_manifests
 from components.spec import FEATURE_GATES, OperatorSpec, parse_platform
 from tests.conftest import minimal_platform
-from tools.chart_values import unknown_keys, upstream_values
+from tools.chart_values import unknown_keys
+from tools.schema_store import load_store
 
 
 def values_for(**operator: object) -> dict:
@@ -34,14 +33,14 @@ def values_for(**operator: object) -> dict:
         ),
     ],
 )
-def test_every_value_key_exists_in_the_upstream_values_file(crd_dir: Path, operator: dict) -> None:
-    upstream = upstream_values(crd_dir, "kuberay-operator")
+def test_every_value_key_exists_in_the_upstream_values_file(operator: dict) -> None:
+    upstream = load_store().chart_values("kuberay-operator")
     assert upstream is not None
     assert unknown_keys(values_for(**operator), upstream) == []
 
 
-def test_a_key_the_chart_does_not_have_is_reported(crd_dir: Path) -> None:
-    upstream = upstream_values(crd_dir, "kuberay-operator")
+def test_a_key_the_chart_does_not_have_is_reported() -> None:
+    upstream = load_store().chart_values("kuberay-operator")
     assert upstream is not None
     values = values_for(extraValues={"rbac": {"scope": "namespace"}, "metrics": {"serviceMonitor": {"port": 1}}})
     assert unknown_keys(values, upstream) == ["metrics.serviceMonitor.port", "rbac"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, crd_without
 from tools.preview import run_preview, write_outputs
 from tools.schema import Validator
 
@@ -33,12 +33,12 @@ def test_the_dev_stack_previews_clean(dev_preview: tuple[subprocess.CompletedPro
 
 
 def test_every_written_manifest_passes_strict_validation(
-    dev_preview: tuple[subprocess.CompletedProcess[str], Path], crd_dir: Path
+    dev_preview: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
     _, out = dev_preview
     files = sorted((out / "manifests").glob("*.yaml"))
     kinds = []
-    validator = Validator("1.33", crd_dir)
+    validator = Validator("1.33")
     for path in files:
         docs = list(yaml.safe_load_all(path.read_text()))
         assert len(docs) == 1, path  # one object per file
@@ -96,20 +96,40 @@ def test_broken_yaml_and_missing_stacks_exit_2(tmp_path: Path) -> None:
     assert proc.stderr.strip() == "stacks/Pulumi.nope.yaml: stack file not found (create it, or pick another STACK)"
 
 
-def test_a_schema_error_fails_the_preview_with_exit_1(tmp_path: Path, crd_dir: Path) -> None:
-    """An object the CRDs do not accept: here the CRD directory lacks RayCluster entirely."""
-    partial = tmp_path / "crds"
-    partial.mkdir()
-    proc = cli("preview", "--stack", "dev", "--crds", str(partial), "--out", str(tmp_path / "out"))
+def test_other_crds_take_precedence_and_the_summary_names_them(tmp_path: Path) -> None:
+    """``--crds`` (or $KUBERAY_PLATFORM_CRDS): a folder of other CRDs, e.g. another KubeRay release,
+    overrides the project's schemas for the kinds it holds; the rest still validate."""
+    other = tmp_path / "crds" / "kuberay"
+    other.mkdir(parents=True)
+    crd = crd_without("ray.io_rayclusters.json", "enableInTreeAutoscaling")
+    (other / "ray.io_rayclusters.yaml").write_text(yaml.safe_dump(crd))
+    proc = cli("preview", "--stack", "dev", "--crds", str(tmp_path / "crds"), "--out", str(tmp_path / "out"))
     assert proc.returncode == 1
-    assert "schema: RayCluster/ray-dev/dev-cpu: <root>: no schema for ray.io/v1 RayCluster" in proc.stderr
+    assert (
+        "schema: RayCluster/ray-dev/dev-cpu: spec: Additional properties are not allowed "
+        "('enableInTreeAutoscaling' was unexpected)" in proc.stderr
+    )
     summary = (tmp_path / "out" / "dev" / "summary.md").read_text()
-    assert "blocked: 3 schema error(s)" in summary  # RayCluster, RayCronJob, the chart's values file
+    assert "blocked: 1 schema error(s)" in summary  # the RayCronJob still validates against the project's schema
+    assert f"- overridden from `{tmp_path / 'crds'}` (--crds / $KUBERAY_PLATFORM_CRDS): ray.io/RayCluster" in summary
+    plan = json.loads((tmp_path / "out" / "dev" / "plan.json").read_text())
+    assert any("KubeRay 1.7.0" in line for line in plan["schemas"])
 
 
-def test_a_mandatory_violation_fails_the_preview(
-    tmp_path: Path, crd_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_summary_says_which_schemas_were_used(dev_preview: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = dev_preview
+    summary = (out / "summary.md").read_text()
+    assert "- project schemas (`schemas/`, pinned in `schemas/pins.yaml`): KubeRay 1.7.0, Kueue v0.19.2" in summary
+    assert "overridden" not in summary
+
+
+def test_a_missing_crd_folder_is_a_config_error(tmp_path: Path) -> None:
+    proc = cli("preview", "--stack", "dev", "--crds", str(tmp_path / "nope"), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert f"CRD folder {tmp_path / 'nope'} not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_mandatory_violation_fails_the_preview(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import components.manifests.workloads as builder
 
     original = builder.ray_cluster
@@ -123,7 +143,7 @@ def test_a_mandatory_violation_fails_the_preview(
     stack = (REPO / "stacks" / "Pulumi.dev.yaml").read_text().replace("environment: dev", "environment: prod")
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text(stack)
-    result = run_preview("dev", crd_dir=crd_dir, stack_path=path)
+    result = run_preview("dev", stack_path=path)
     assert [(v.policy, v.enforcement) for v in result.violations] == [("head-runs-tasks", "mandatory")]
     assert result.exit_code == 1
     write_outputs(result, tmp_path / "out")
@@ -152,16 +172,16 @@ def test_internal_errors_exit_101_without_traceback_unless_debug(tmp_path: Path)
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_every_stack_previews_clean_with_no_policy_findings(stack: str, crd_dir: Path) -> None:
-    result = run_preview(stack, crd_dir=crd_dir)
+def test_every_stack_previews_clean_with_no_policy_findings(stack: str) -> None:
+    result = run_preview(stack)
     assert result.spec.environment == stack
     assert [str(e) for e in result.schema_errors] == []
     assert result.violations == []
     assert result.exit_code == 0
 
 
-def test_the_prod_stack_switches_on_the_gates_its_workloads_use(crd_dir: Path) -> None:
-    result = run_preview("prod", crd_dir=crd_dir)
+def test_the_prod_stack_switches_on_the_gates_its_workloads_use() -> None:
+    result = run_preview("prod")
     chart = next(r for r in result.resources if r.type == "kubernetes:helm.sh/v4:Chart")
     gates = {g["name"]: g["enabled"] for g in chart.inputs["values"]["featureGates"]}
     assert gates["GCSFaultToleranceEmbeddedStorage"] and gates["RayClusterNetworkPolicy"]

@@ -6,15 +6,16 @@ import copy
 from pathlib import Path
 
 import pytest
+import yaml
 
 from components.manifests.ray_objects import is_ray_object
-from tests.conftest import all_samples, sample
+from tests.conftest import all_samples, crd_without, sample
 from tools.schema import Validator, prepare
 
 
 @pytest.fixture(scope="module")
-def validator(crd_dir: Path) -> Validator:
-    return Validator("1.33", crd_dir)
+def validator() -> Validator:
+    return Validator("1.33")
 
 
 def messages(validator: Validator, obj: dict) -> list[str]:
@@ -121,13 +122,21 @@ def test_prepare_drops_nulls_and_fills_defaults_like_the_api_server() -> None:
     assert prepare({"b": None, "c": None, "d": [{}]}, schema) == {"a": 3, "c": None, "d": [{"e": 1}]}
 
 
-def test_the_crd_location_can_be_overridden(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_crd_folder_from_the_environment_takes_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("KUBERAY_PLATFORM_CRDS", str(tmp_path / "missing"))
-    with pytest.raises(FileNotFoundError, match="set KUBERAY_PLATFORM_CRDS"):
+    with pytest.raises(
+        FileNotFoundError, match=r"CRD folder .*missing not found \(from --crds or \$KUBERAY_PLATFORM_CRDS\)"
+    ):
         Validator("1.33")
     monkeypatch.setenv("KUBERAY_PLATFORM_CRDS", str(tmp_path))
-    (msg,) = messages(Validator("1.33"), cluster())
-    assert f"no schema for ray.io/v1 RayCluster in Kubernetes 1.33 or in {tmp_path}" in msg
+    assert messages(Validator("1.33"), cluster()) == []  # an empty folder overrides nothing
+    (tmp_path / "rc.yaml").write_text(yaml.safe_dump(crd_without("ray.io_rayclusters.json", "headGroupSpec")))
+    validator = Validator("1.33")
+    assert any("'headGroupSpec' was unexpected" in m for m in messages(validator, cluster()))
+    assert (
+        validator.describe()[-1] == f"overridden from `{tmp_path}` (--crds / $KUBERAY_PLATFORM_CRDS): ray.io/RayCluster"
+    )
+    assert validator.store.crd("ray.io", "RayJob").source == "KubeRay 1.7.0"  # not overridden
 
 
 # --- CEL rules (x-kubernetes-validations) ------------------------------------------------------

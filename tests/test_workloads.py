@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -501,7 +500,7 @@ def test_every_generated_serve_config_parses_with_ray_serve(stack: str) -> None:
             assert serve_config_errors(obj["spec"]["serveConfigV2"]) == ()
 
 
-def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean(crd_dir: Path) -> None:
+def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean() -> None:
     objects = build(
         platform(
             rayClusters=[
@@ -522,7 +521,7 @@ def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean(crd_dir: Path)
             rayServices=[llm_service()],
         )
     )
-    validator = Validator("1.33", crd_dir)
+    validator = Validator("1.33")
     for obj in objects:
         assert validator.validate(obj) == [], obj["metadata"]["name"]
     gates = {"RayCronJob=true"}

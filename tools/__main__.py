@@ -59,6 +59,23 @@ def _policy_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _schemas(args: argparse.Namespace) -> int:
+    from tools.schema_sync import sync
+
+    problems = sync(mirror=Path(args.mirror) if args.mirror else None, check=args.check)
+    for line in problems:
+        print(line, file=sys.stderr)
+    if args.check:
+        print(
+            "schemas/: up to date with schemas/pins.yaml"
+            if not problems
+            else f"schemas/: {len(problems)} difference(s)"
+        )
+    else:
+        print("schemas/: written from schemas/pins.yaml")
+    return EXIT_FINDINGS if problems else EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
@@ -68,7 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="out")
     p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
-    p.add_argument("--crds", help="CRD folder (default: $KUBERAY_PLATFORM_CRDS or ../shared/crds)")
+    p.add_argument(
+        "--crds",
+        help="a folder of upstream CRDs that take precedence over the project's schemas "
+        "(default: $KUBERAY_PLATFORM_CRDS, else none)",
+    )
     p.set_defaults(func=_preview)
     p = sub.add_parser("lint", help="run the policy rules over YAML files or folders")
     p.add_argument("--env", choices=ENVIRONMENTS, default="prod")
@@ -78,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_lint)
     p = sub.add_parser("policy-config", help="regenerate policies/config/<env>.json")
     p.set_defaults(func=_policy_config)
+    p = sub.add_parser("schemas", help="extract the pinned upstream schemas into schemas/ (make schemas)")
+    p.add_argument("--from", dest="mirror", help="a local mirror of the upstream files (else download the pinned URLs)")
+    p.add_argument("--check", action="store_true", help="compare with schemas/ instead of writing (exit 1 if stale)")
+    p.set_defaults(func=_schemas)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors are exit 2 already

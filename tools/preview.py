@@ -23,10 +23,11 @@ from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSp
 from components.stack_config import PROJECT, StackConfigError, stack_file
 from policies.rules.base import RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
-from tools.chart_values import unknown_keys, upstream_values
+from tools.chart_values import unknown_keys
 from tools.engine import RecordedResource, run_program
 from tools.policy_config import resolve
-from tools.schema import REPO_ROOT, SchemaError, Validator, default_crd_dir
+from tools.schema import REPO_ROOT, SchemaError, Validator
+from tools.schema_store import SchemaStore
 from tools.stackfile import read_stack_config
 
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
@@ -40,6 +41,8 @@ class PreviewResult:
     manifests: list[dict[str, Any]]
     schema_errors: list[SchemaError] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
+    schema_sources: list[str] = field(default_factory=list)
+    """Which schemas the objects were validated against (``Validator.describe``)."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -86,14 +89,13 @@ def run_preview(
             m["metadata"]["name"],
         ),
     )
-    crd_dir = crd_dir or default_crd_dir()
     validator = Validator(spec.kubernetes_version, crd_dir)
-    result = PreviewResult(stack, spec, resources, manifests)
+    result = PreviewResult(stack, spec, resources, manifests, schema_sources=validator.describe())
     for obj in manifests:
         result.schema_errors += validator.validate(obj)
     for res in resources:
         if res.type == CHART_TYPE:
-            result.schema_errors += check_chart_values(res, crd_dir)
+            result.schema_errors += check_chart_values(res, validator.store)
     config = resolve(policy_config, spec.environment)
     found = evaluate_resources(
         [(r.type, r.inputs) for r in resources], RuleContext(environment=spec.environment), config
@@ -102,12 +104,14 @@ def run_preview(
     return result
 
 
-def check_chart_values(res: RecordedResource, crd_dir: Path) -> list[SchemaError]:
+def check_chart_values(res: RecordedResource, store: SchemaStore) -> list[SchemaError]:
     chart = str(res.inputs.get("chart"))
     ref = f"Chart/{res.inputs.get('namespace') or '-'}/{res.inputs.get('name') or res.name}"
-    upstream = upstream_values(crd_dir, chart)
+    upstream = store.chart_values(chart)
     if upstream is None:
-        return [SchemaError(ref, "values", f"no values file for chart {chart!r} in {crd_dir}")]
+        return [
+            SchemaError(ref, "values", f"no values for chart {chart!r} in the project's schemas (schemas/pins.yaml)")
+        ]
     values = res.inputs.get("values") or {}
     return [
         SchemaError(ref, f"values.{path}", f"not a value of chart {chart} (absent from its values.yaml)")
@@ -131,6 +135,7 @@ def write_outputs(result: PreviewResult, out_dir: Path) -> None:
         "resources": [{**r.to_plan(), "inputs": canonical(r.inputs)} for r in result.resources],
         "violations": [v.to_json() for v in result.violations],
         "schemaErrors": [str(e) for e in result.schema_errors],
+        "schemas": result.schema_sources,
     }
     (out_dir / "plan.json").write_text(json.dumps(plan, indent=2) + "\n")
     (out_dir / "summary.md").write_text(render_summary(result))
@@ -253,7 +258,9 @@ def render_summary(result: PreviewResult) -> str:
     lines += [f"| {g['name']} | {'yes' if g['enabled'] else 'no'} |" for g in values.get("featureGates") or []]
     lines += ["", "## Workloads", "", *workloads_table(spec)]
     lines += ["", "## Capacity", "", *capacity_table(plans(result.manifests))]
-    lines += ["", "## Schema validation", ""]
+    lines += ["", "## Schema validation", "", "Schemas used:", ""]
+    lines += [f"- {source}" for source in result.schema_sources]
+    lines.append("")
     if result.schema_errors:
         lines += [f"- `{e}`" for e in result.schema_errors]
     else:

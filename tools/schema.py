@@ -1,8 +1,9 @@
 """Strict validation of Kubernetes objects against the real upstream schemas, offline.
 
 - Core kinds: the strict schemas shipped with ``kubernetes-validate`` (unknown fields fail).
-- Custom resources: ``jsonschema`` against the served version's ``openAPIV3Schema`` of the CRDs in
-  the CRD directory (``../shared/crds`` or ``$KUBERAY_PLATFORM_CRDS``), made as strict as the API
+- Custom resources: ``jsonschema`` against the served version's ``openAPIV3Schema`` from the
+  project's pinned schemas (``schemas/``, see ``tools/schema_store.py``; a folder of other CRDs can
+  take precedence: ``--crds`` or ``$KUBERAY_PLATFORM_CRDS``), made as strict as the API
   server's field validation: ``additionalProperties: false`` wherever a schema lists properties and
   does not preserve unknown fields. Before validating, the object is prepared as the server would:
   ``null`` dropped where the schema is not nullable, schema ``default``s filled in. The CR's
@@ -17,37 +18,32 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import celpy
 import jsonschema
-import yaml
 from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 from importlib_resources import files
 from referencing import Registry, Resource
 
 from components.manifests.ray_objects import object_ref
+from tools.schema_store import REPO_ROOT, Crd, load_store, override_dir, yaml_load_all
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CRDS_ENV = "KUBERAY_PLATFORM_CRDS"
-_CRD_HEAD = re.compile(r"^kind:\s*CustomResourceDefinition\s*$", re.M)
-
-
-def default_crd_dir() -> Path:
-    """``$KUBERAY_PLATFORM_CRDS`` if set, else ``../shared/crds`` beside the repository."""
-    env = os.environ.get(CRDS_ENV)
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "crds"
+__all__ = ["REPO_ROOT", "SchemaError", "Validator", "prepare", "yaml_load_all"]
 
 
-def yaml_load_all(text: str) -> Iterator[Any]:
-    return yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def _package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 @dataclass(frozen=True)
@@ -139,68 +135,9 @@ def prepare(instance: Any, schema: Mapping[str, Any]) -> Any:
     return instance
 
 
-class CrdIndex:
-    """The CRDs of a directory, indexed by (apiVersion, kind); each file parsed on first use."""
-
-    def __init__(self, crd_dir: Path) -> None:
-        if not crd_dir.is_dir():
-            raise FileNotFoundError(
-                f"CRD directory {crd_dir} not found; set {CRDS_ENV} to the folder holding the upstream CRDs"
-            )
-        self.crd_dir = crd_dir
-        self._files: dict[tuple[str, str], Path] = {}
-        for path in sorted(crd_dir.rglob("*.y*ml")):
-            with path.open() as fh:
-                head = fh.read(16384)
-            if not _CRD_HEAD.search(head):
-                continue
-            group = re.search(r"^  group:\s*(\S+)", head, re.M)
-            kind = re.search(r"^    kind:\s*(\S+)", head, re.M)
-            if group and kind:
-                self._files[(group.group(1), kind.group(1))] = path
-            else:  # unusual layout: parse it now
-                for doc in yaml_load_all(path.read_text()):
-                    if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                        self._files[(doc["spec"]["group"], doc["spec"]["names"]["kind"])] = path
-
-    def kinds(self) -> list[tuple[str, str]]:
-        return sorted(self._files)
-
-    def schema(self, api_version: str, kind: str) -> tuple[dict[str, Any], jsonschema.protocols.Validator] | None:
-        """(openAPIV3Schema, strict validator) of the served version, or None if unknown."""
-        if "/" not in api_version:
-            return None
-        group, version = api_version.split("/", 1)
-        path = self._files.get((group, kind))
-        if path is None or _served_schema(path, group, kind, version) is None:
-            return None
-        schema, _deprecated = _served_schema(path, group, kind, version)  # type: ignore[misc]
-        return schema, _cr_validator(path, group, kind, version)
-
-
 @cache
-def _served_schema(path: Path, group: str, kind: str, version: str) -> tuple[dict[str, Any], bool] | None:
-    for doc in _parsed(path):
-        if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
-            continue
-        if doc["spec"]["group"] != group or doc["spec"]["names"]["kind"] != kind:
-            continue
-        for v in doc["spec"]["versions"]:
-            if v["name"] == version and v.get("served", False):
-                return v["schema"]["openAPIV3Schema"], bool(v.get("deprecated", False))
-    return None
-
-
-@cache
-def _parsed(path: Path) -> list[Any]:
-    return list(yaml_load_all(path.read_text()))
-
-
-@cache
-def _cr_validator(path: Path, group: str, kind: str, version: str) -> jsonschema.protocols.Validator:
-    found = _served_schema(path, group, kind, version)
-    assert found is not None
-    schema = _strict(found[0])
+def _cr_validator(crd: Crd, version: str) -> jsonschema.protocols.Validator:
+    schema = _strict(crd.versions[version]["schema"])
     schema.setdefault("properties", {})["metadata"] = {"type": "object"}  # checked against ObjectMeta
     return jsonschema.Draft4Validator(schema)
 
@@ -209,9 +146,31 @@ class Validator:
     """Validates objects for one Kubernetes minor version and one CRD directory."""
 
     def __init__(self, kubernetes_version: str, crd_dir: Path | None = None) -> None:
+        """``crd_dir``: a folder of upstream CRDs that take precedence over the project's schemas
+        (default ``$KUBERAY_PLATFORM_CRDS``, else none)."""
         self.kubernetes_version = kubernetes_version
         self.core_dir = _core_schema_dir(kubernetes_version)
-        self.crds = CrdIndex(crd_dir or default_crd_dir())
+        self.store = load_store(crd_dir or override_dir())
+
+    def has_schema(self, api_version: str, kind: str) -> bool:
+        return _core_validator(self.core_dir, kind, api_version) is not None or self._crd(api_version, kind) is not None
+
+    def _crd(self, api_version: str, kind: str) -> tuple[Crd, str] | None:
+        if "/" not in api_version:
+            return None
+        group, version = api_version.split("/", 1)
+        crd = self.store.crd(group, kind)
+        if crd is None or version not in crd.versions:
+            return None
+        return crd, version
+
+    def describe(self) -> list[str]:
+        """Which schemas this validator uses, one line per source."""
+        return [
+            f"Kubernetes {self.kubernetes_version} core kinds: kubernetes-validate "
+            f"{_package_version('kubernetes-validate')} ({self.core_dir.name})",
+            *self.store.describe(),
+        ]
 
     def validate(self, obj: Mapping[str, Any]) -> list[SchemaError]:
         ref = object_ref(obj)
@@ -221,17 +180,17 @@ class Validator:
         core = _core_validator(self.core_dir, kind, api_version)
         if core is not None:
             return self._errors(ref, core, obj)
-        found = self.crds.schema(api_version, kind)
+        found = self._crd(api_version, kind)
         if found is None:
+            where = "the project's schemas" + (f" or {self.store.override}" if self.store.override else "")
             return [
                 SchemaError(
-                    ref,
-                    "",
-                    f"no schema for {api_version} {kind} in Kubernetes {self.kubernetes_version} "
-                    f"or in {self.crds.crd_dir}",
+                    ref, "", f"no schema for {api_version} {kind} in Kubernetes {self.kubernetes_version} or {where}"
                 )
             ]
-        schema, validator = found
+        crd, version = found
+        schema = crd.versions[version]["schema"]
+        validator = _cr_validator(crd, version)
         prepared = prepare(dict(obj), schema)
         errors = self._errors(ref, validator, prepared)
         if not errors:  # CEL rules assume a structurally valid object, as the API server's do

@@ -74,7 +74,8 @@ class ServiceMonitorSpec(Model):
 class OperatorSpec(Model):
     namespace: K8sName = "kuberay-system"
     chart_version: Literal["1.7.0"] = "1.7.0"
-    """Pinned: the CRDs in ``../shared/crds/kuberay`` and every value below are for this version."""
+    """Pinned: the KubeRay schemas in ``schemas/`` (``schemas/pins.yaml``) and every value below are for
+    this version; a test fails when they disagree."""
     chart_repository: str = KUBERAY_CHART_REPO
     image: ImageRef = ImageRef(repository="quay.io/kuberay/operator", tag=f"v{KUBERAY_VERSION}")
     replicas: int = Field(default=1, ge=1, le=3)
