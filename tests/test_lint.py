@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, crd_without
 from tools.lint import lint
 
 GOLDEN = yaml.safe_load((REPO / "tests/data/policies/golden-raycluster.yaml").read_text())
@@ -118,7 +118,11 @@ def _operator(gates: str) -> dict:
         "kind": "Deployment",
         "metadata": {"name": "kuberay-operator", "namespace": "kuberay-system"},
         "spec": {
-            "template": {"spec": {"containers": [{"name": "kuberay-operator", "args": [f"--feature-gates={gates}"]}]}}
+            "selector": {"matchLabels": {"app": "kuberay-operator"}},
+            "template": {
+                "metadata": {"labels": {"app": "kuberay-operator"}},
+                "spec": {"containers": [{"name": "kuberay-operator", "args": [f"--feature-gates={gates}"]}]},
+            },
         },
     }
 
@@ -153,3 +157,83 @@ def test_a_broken_policy_config_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"{config}: image-digets: unknown policy (see POLICIES.md)"
+
+
+# --- Schema validation (the same strict schemas and CEL rules as make preview) -----------------
+
+
+def _misspelled() -> dict:
+    obj = copy.deepcopy(GOLDEN)
+    obj["spec"]["headGroupSpec"]["rayStartParam"] = obj["spec"]["headGroupSpec"].pop("rayStartParams")
+    obj["spec"]["workerGroupSpecs"][0]["maxReplicas"] = "ten"
+    return obj
+
+
+def test_lint_reports_schema_errors_as_mandatory_findings_naming_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(_misspelled()))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools", "lint", "--env", "dev", "--format", "json", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    schema = [v for v in json.loads(proc.stdout)["violations"] if v["policy"] == "schema"]
+    assert {v["enforcement"] for v in schema} == {"mandatory"}
+    assert {(v["kind"], v["name"]) for v in schema} == {("RayCluster", GOLDEN["metadata"]["name"])}
+    assert sorted(v["message"] for v in schema) == [
+        "spec.headGroupSpec: Additional properties are not allowed ('rayStartParam' was unexpected)",
+        "spec.workerGroupSpecs[0].maxReplicas: 'ten' is not of type 'integer'",
+    ]
+
+
+def test_make_lint_text_output_shows_schema_findings(tmp_path: Path) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(_misspelled()))
+    proc = make_lint("ENV=dev", f"FILES={path}")
+    assert proc.returncode == 2  # make's status for the tool's exit 1
+    name = GOLDEN["metadata"]["name"]
+    assert (
+        f"{path}: RayCluster/{name}: schema: spec.workerGroupSpecs[0].maxReplicas: 'ten' is not of type 'integer' "
+        "[mandatory]" in proc.stdout.splitlines()
+    )
+
+
+def test_a_cel_rule_of_the_crd_is_a_schema_finding(tmp_path: Path) -> None:
+    obj = copy.deepcopy(GOLDEN)
+    obj["spec"]["managedBy"] = "kueue"
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(obj))
+    schema = [v for _, v in lint([str(tmp_path)], "dev") if v.policy == "schema"]
+    assert [v.message for v in schema] == [
+        "spec.managedBy: the managedBy field value must be either 'ray.io/kuberay-operator' or "
+        "'kueue.x-k8s.io/multikueue'"
+    ]
+
+
+def test_a_kind_without_a_schema_is_an_advisory_finding_not_a_silent_pass(tmp_path: Path) -> None:
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}, "spec": {}}
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(queue))
+    ((_, finding),) = lint([str(tmp_path)], "prod")
+    assert (finding.policy, finding.enforcement, finding.kind, finding.name) == ("schema", "advisory", "Queue", "q")
+    assert finding.message.startswith("not validated: no schema for scheduling.volcano.sh/v1beta1 Queue")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools", "lint", str(tmp_path)], cwd=REPO, capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "[advisory]" in proc.stdout
+
+
+def test_lint_validates_core_kinds_for_the_kubernetes_version_given(tmp_path: Path) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}, "spec": {"finalizer": []}}
+    (tmp_path / "ns.yaml").write_text(yaml.safe_dump(ns))
+    ((_, finding),) = lint([str(tmp_path)], "prod", kubernetes_version="1.34")
+    assert finding.policy == "schema" and "'finalizer' was unexpected" in finding.message
+
+
+def test_lint_takes_other_crds_too(tmp_path: Path) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "rc.yaml").write_text(yaml.safe_dump(crd_without("ray.io_rayclusters.json", "headGroupSpec")))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(GOLDEN))
+    found = [v.message for _, v in lint([str(tmp_path / "c.yaml")], "prod", crd_dir=crds) if v.policy == "schema"]
+    assert found == ["spec: Additional properties are not allowed ('headGroupSpec' was unexpected)"]

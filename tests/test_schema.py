@@ -193,3 +193,29 @@ def test_transition_rules_are_left_to_updates(validator: Validator) -> None:
     obj = cluster()
     obj["spec"]["managedBy"] = "ray.io/kuberay-operator"  # its immutability rule reads oldSelf
     assert messages(validator, obj) == []
+
+
+def test_the_fast_and_the_explaining_validators_agree(validator: Validator) -> None:
+    """jsonschema-rs decides "valid?"; jsonschema explains. They must agree, or errors would be lost."""
+    from tools.schema import _core_validator, _cr_validator, prepare
+
+    checked = 0
+    for _, obj in all_samples():
+        variants = [obj]
+        if is_ray_object(obj):
+            bad = copy.deepcopy(obj)
+            bad["spec"]["bogus"] = 1
+            variants.append(bad)
+        for candidate in variants:
+            core = _core_validator(validator.core_dir, str(candidate.get("kind")), str(candidate.get("apiVersion")))
+            found = validator._crd(str(candidate.get("apiVersion")), str(candidate.get("kind")))
+            if core is not None:
+                checker, instance = core, candidate
+            elif found is not None:
+                checker = _cr_validator(*found)[0]
+                instance = prepare(dict(candidate), found[0].versions[found[1]]["schema"])
+            else:
+                continue
+            assert checker.fast.is_valid(instance) == (not list(checker.full.iter_errors(instance)))
+            checked += 1
+    assert checked > 200

@@ -12,9 +12,13 @@ import traceback
 from pathlib import Path
 
 from components.errors import ConfigError
+from components.spec.platform import DEFAULT_KUBERNETES_VERSION
 from policies.rules.base import ENVIRONMENTS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INTERNAL = 0, 1, 2, 101
+CRDS_HELP = (
+    "a folder of upstream CRDs that take precedence over the project's schemas (default: $KUBERAY_PLATFORM_CRDS)"
+)
 POLICY_CONFIG_HELP = "policy levels and tunables (default: policies/config/<env>.json, as for pulumi preview)"
 
 
@@ -44,7 +48,13 @@ def _preview(args: argparse.Namespace) -> int:
 def _lint(args: argparse.Namespace) -> int:
     from tools.lint import lint, render
 
-    findings = lint(args.files, args.env, args.policy_config)
+    findings = lint(
+        args.files,
+        args.env,
+        args.policy_config,
+        kubernetes_version=args.kubernetes_version,
+        crd_dir=Path(args.crds) if args.crds else None,
+    )
     text = render(findings, args.format)
     if text:
         print(text)
@@ -85,16 +95,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="out")
     p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
-    p.add_argument(
-        "--crds",
-        help="a folder of upstream CRDs that take precedence over the project's schemas "
-        "(default: $KUBERAY_PLATFORM_CRDS, else none)",
-    )
+    p.add_argument("--crds", help=CRDS_HELP)
     p.set_defaults(func=_preview)
     p = sub.add_parser("lint", help="run the policy rules over YAML files or folders")
     p.add_argument("--env", choices=ENVIRONMENTS, default="prod")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
+    p.add_argument(
+        "--kubernetes-version",
+        default=DEFAULT_KUBERNETES_VERSION,
+        help=f"validate core kinds for this minor version (default {DEFAULT_KUBERNETES_VERSION})",
+    )
+    p.add_argument("--crds", help=CRDS_HELP)
     p.add_argument("files", nargs="+")
     p.set_defaults(func=_lint)
     p = sub.add_parser("policy-config", help="regenerate policies/config/<env>.json")

@@ -1,6 +1,10 @@
-"""``make lint ENV=<env> FILES="..."``: the policy rules over any Kubernetes/KubeRay YAML.
+"""``make lint ENV=<env> FILES="..."``: schema validation and the policy rules over any Kubernetes/KubeRay YAML.
 
 Reads files and folders (``.yaml``, ``.yml``, ``.json``), multi-document files and ``kind: List``.
+Every object is first validated as ``make preview`` validates (strict schemas, CEL rules; the
+project's pinned schemas, or ``--crds``): each schema error is a mandatory finding of policy
+``schema`` naming the field path; a kind with no schema is an advisory ``schema`` finding that says
+it was not validated. Then the policy rules judge all objects together.
 Findings print as ``path: Kind/name: rule-name: message`` (or JSON with ``--format json``).
 Exit codes (of ``python -m tools lint``): 0 no mandatory violation, 1 mandatory violations,
 2 unreadable input.
@@ -12,15 +16,20 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from components.errors import ConfigError
+from components.manifests.ray_objects import as_map
+from components.spec.platform import DEFAULT_KUBERNETES_VERSION
 from policies.rules.base import RuleContext, Violation, resource_type
 from policies.rules.engine import evaluate_resources
 from tools.policy_config import resolve
-from tools.schema import yaml_load_all
+from tools.schema import Validator, yaml_load_all
+
+SCHEMA_POLICY = "schema"
+"""The policy name of schema findings (strict upstream schemas and CEL rules, as in ``make preview``)."""
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -77,14 +86,50 @@ def _objects(docs: list[Any]) -> Iterator[Mapping[str, Any]]:
             yield doc
 
 
-def lint(paths: list[str], environment: str, policy_config: str | None = None) -> list[tuple[str, Violation]]:
-    """Findings over every object of ``paths`` judged together (stack rules see all of them), with
-    the levels of ``policy_config`` (default ``policies/config/<env>.json``)."""
+def lint(
+    paths: list[str],
+    environment: str,
+    policy_config: str | None = None,
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    crd_dir: Path | None = None,
+) -> list[tuple[str, Violation]]:
+    """Findings over every object of ``paths``: schema findings per object, then the rules judging
+    all objects together (stack rules see all of them), with the levels of ``policy_config``
+    (default ``policies/config/<env>.json``). Ordered by file and object."""
     config = resolve(policy_config, environment)
     located = load_objects(expand(paths))
+    validator = Validator(kubernetes_version, crd_dir)
+    found = [(i, v) for i, item in enumerate(located) for v in schema_findings(validator, item.obj)]
     resources = [(resource_type(item.obj), item.obj) for item in located]
-    found = evaluate_resources(resources, RuleContext(environment=environment), config)
+    found += evaluate_resources(resources, RuleContext(environment=environment), config)
+    found.sort(key=lambda pair: pair[0])  # stable: an object's schema findings come before its rules'
     return [(located[i].path, v) for i, v in found]
+
+
+def schema_findings(validator: Validator, obj: Mapping[str, Any]) -> list[Violation]:
+    meta = as_map(obj.get("metadata"))
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+
+    def finding(enforcement: Literal["mandatory", "advisory"], message: str) -> Violation:
+        namespace = meta.get("namespace")
+        return Violation(
+            policy=SCHEMA_POLICY,
+            enforcement=enforcement,
+            kind=str(kind),
+            name=str(meta.get("name") if meta.get("name") is not None else "-"),
+            namespace=str(namespace) if namespace is not None else None,
+            message=message,
+        )
+
+    if isinstance(kind, str) and isinstance(api_version, str) and not validator.has_schema(api_version, kind):
+        return [
+            finding(
+                "advisory",
+                f"not validated: no schema for {api_version} {kind} in Kubernetes {validator.kubernetes_version} "
+                "or the project's schemas (pass --crds <folder> with its CRD to validate it)",
+            )
+        ]
+    return [finding("mandatory", f"{e.path or '<root>'}: {e.message}") for e in validator.validate(obj)]
 
 
 def render(findings: list[tuple[str, Violation]], fmt: str) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 
 import celpy
 import jsonschema
+import jsonschema_rs
 from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 from importlib_resources import files
@@ -81,14 +82,45 @@ def _core_registry(schema_dir: Path) -> Registry:
     return registry.crawl()
 
 
+_CORE_BASE = "https://kubernetes.invalid/api/"
+"""Base URI of the core schemas for jsonschema-rs: their ``$ref``s are ``/api/_definitions.json#...``."""
+
+
 @cache
-def _core_validator(schema_dir: Path, kind: str, api_version: str) -> jsonschema.protocols.Validator | None:
+def _core_registry_rs(schema_dir: Path) -> jsonschema_rs.Registry:
+    definitions = json.loads((schema_dir / "_definitions.json").read_text())
+    return jsonschema_rs.Registry([(f"{_CORE_BASE}_definitions.json", definitions)])
+
+
+@dataclass(frozen=True)
+class _Checker:
+    """One schema, two validators: jsonschema-rs answers "valid?" fast (most objects are); only an
+    invalid object is walked again by ``jsonschema``, whose messages and paths the reports use."""
+
+    fast: Any
+    full: jsonschema.protocols.Validator
+
+    def errors(self, ref: str, instance: Any) -> list[SchemaError]:
+        if self.fast.is_valid(instance):
+            return []
+        out = []
+        for err in sorted(self.full.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path))):
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
+            out.append(SchemaError(ref, path, _message(err)))
+        return out
+
+
+@cache
+def _core_validator(schema_dir: Path, kind: str, api_version: str) -> _Checker | None:
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     path = schema_dir / f"{kind.lower()}-{group_version}.json"
     if not path.exists():
         return None
     schema = json.loads(path.read_text())
-    return jsonschema.Draft202012Validator(schema, registry=_core_registry(schema_dir))
+    fast = jsonschema_rs.Draft202012Validator(
+        {**schema, "$id": f"{_CORE_BASE}{path.name}"}, registry=_core_registry_rs(schema_dir), validate_formats=False
+    )
+    return _Checker(fast, jsonschema.Draft202012Validator(schema, registry=_core_registry(schema_dir)))
 
 
 # --- Custom resources -------------------------------------------------------------------------
@@ -136,10 +168,13 @@ def prepare(instance: Any, schema: Mapping[str, Any]) -> Any:
 
 
 @cache
-def _cr_validator(crd: Crd, version: str) -> jsonschema.protocols.Validator:
-    schema = _strict(crd.versions[version]["schema"])
+def _cr_validator(crd: Crd, version: str) -> tuple[_Checker, _CelNode | None]:
+    """The strict checker of one served version, and the tree of its CEL rules."""
+    original = crd.versions[version]["schema"]
+    schema = _strict(original)
     schema.setdefault("properties", {})["metadata"] = {"type": "object"}  # checked against ObjectMeta
-    return jsonschema.Draft4Validator(schema)
+    fast = jsonschema_rs.Draft4Validator(schema, validate_formats=False)
+    return _Checker(fast, jsonschema.Draft4Validator(schema)), _cel_tree(original)
 
 
 class Validator:
@@ -179,7 +214,7 @@ class Validator:
             return [SchemaError(ref, "", "apiVersion and kind must be strings")]
         core = _core_validator(self.core_dir, kind, api_version)
         if core is not None:
-            return self._errors(ref, core, obj)
+            return core.errors(ref, obj)
         found = self._crd(api_version, kind)
         if found is None:
             where = "the project's schemas" + (f" or {self.store.override}" if self.store.override else "")
@@ -190,24 +225,16 @@ class Validator:
             ]
         crd, version = found
         schema = crd.versions[version]["schema"]
-        validator = _cr_validator(crd, version)
+        checker, rules = _cr_validator(crd, version)
         prepared = prepare(dict(obj), schema)
-        errors = self._errors(ref, validator, prepared)
-        if not errors:  # CEL rules assume a structurally valid object, as the API server's do
-            errors += [SchemaError(ref, path, message) for path, message in cel_violations(schema, prepared)]
+        errors = checker.errors(ref, prepared)
+        if not errors and rules is not None:  # CEL rules assume a structurally valid object, as the API server's do
+            errors += [SchemaError(ref, path, message) for path, message in cel_violations(rules, prepared)]
         meta_check = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": obj.get("metadata")}
         meta_validator = _core_validator(self.core_dir, "ConfigMap", "v1")
         assert meta_validator is not None
-        errors += [e for e in self._errors(ref, meta_validator, meta_check) if e.path.startswith("metadata")]
+        errors += [e for e in meta_validator.errors(ref, meta_check) if e.path.startswith("metadata")]
         return errors
-
-    @staticmethod
-    def _errors(ref: str, validator: jsonschema.protocols.Validator, instance: Any) -> list[SchemaError]:
-        out = []
-        for err in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path))):
-            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path).lstrip(".")
-            out.append(SchemaError(ref, path, _message(err)))
-        return out
 
 
 # --- CEL (x-kubernetes-validations) -----------------------------------------------------------
@@ -219,12 +246,39 @@ def _cel_program(rule: str) -> Any:
     return env.program(env.compile(rule))
 
 
-def cel_violations(schema: Mapping[str, Any], instance: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(path, message) of every CEL rule the instance breaks, walking schema and instance together."""
-    for rule in schema.get("x-kubernetes-validations") or []:
+@dataclass(frozen=True)
+class _CelNode:
+    """The part of a schema that leads to CEL rules: the walk over an object visits only these."""
+
+    rules: tuple[Mapping[str, Any], ...]
+    properties: Mapping[str, _CelNode]
+    declared: frozenset[str]
+    """Every property the schema names (``additionalProperties`` applies to the others only)."""
+    additional: _CelNode | None
+    items: _CelNode | None
+
+
+def _cel_tree(schema: Mapping[str, Any]) -> _CelNode | None:
+    """The schema's CEL rules (transition rules, which read ``oldSelf``, left out: they only apply to
+    updates) as a tree, or None when there are none below ``schema``."""
+    rules = tuple(r for r in schema.get("x-kubernetes-validations") or [] if "oldSelf" not in r.get("rule", ""))
+    props = {}
+    for key, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, Mapping) and (node := _cel_tree(sub)) is not None:
+            props[key] = node
+    extra = schema.get("additionalProperties")
+    additional = _cel_tree(extra) if isinstance(extra, Mapping) else None
+    items = _cel_tree(schema["items"]) if isinstance(schema.get("items"), Mapping) else None
+    if not (rules or props or additional or items):
+        return None
+    return _CelNode(rules, props, frozenset(schema.get("properties") or ()), additional, items)
+
+
+def cel_violations(node: _CelNode, instance: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, message) of every CEL rule the instance breaks, walking the rule tree and the instance
+    together."""
+    for rule in node.rules:
         text = rule.get("rule", "")
-        if "oldSelf" in text:
-            continue  # a transition rule: only meaningful on update
         try:
             result = _cel_program(text).evaluate({"self": json_to_cel(instance)})
         except Exception as exc:
@@ -234,16 +288,14 @@ def cel_violations(schema: Mapping[str, Any], instance: Any, path: str = "") -> 
             yield path, f"CEL rule could not be evaluated ({result}): {text}"
         elif not bool(result):
             yield path, str(rule.get("message") or f"failed CEL rule: {text}")
-    if isinstance(instance, Mapping):
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
+    if isinstance(instance, Mapping) and (node.properties or node.additional):
         for key, value in instance.items():
-            sub = props.get(key) or (extra if isinstance(extra, Mapping) else None)
-            if isinstance(sub, Mapping):
+            sub = node.properties.get(key) if key in node.declared else node.additional
+            if sub is not None:
                 yield from cel_violations(sub, value, f"{path}.{key}" if path else str(key))
-    elif isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
+    elif isinstance(instance, list) and node.items is not None:
         for i, item in enumerate(instance):
-            yield from cel_violations(schema["items"], item, f"{path}[{i}]")
+            yield from cel_violations(node.items, item, f"{path}[{i}]")
 
 
 def _message(err: jsonschema.ValidationError) -> str:

@@ -15,10 +15,13 @@ from components.spec.base import CONFIG_KEY, PATTERN_HINTS, SECRET_NAME, Environ
 from components.spec.operator import OperatorSpec
 from components.spec.workloads import ClusterBase, GpuPool, LlmApp, RayServiceSpec, TpuPool, WorkloadsSpec
 
+DEFAULT_KUBERNETES_VERSION = "1.33"
+"""The oldest minor version KubeRay 1.7.0 and Kueue v0.19.2 support well; ``make lint`` uses it too."""
+
 
 class PlatformSpec(Model):
     environment: Environment
-    kubernetes_version: MinorVersion = "1.33"
+    kubernetes_version: MinorVersion = DEFAULT_KUBERNETES_VERSION
     """The cluster's minor version; emitted objects are validated against its schemas."""
     operator: OperatorSpec = OperatorSpec()
     workloads: WorkloadsSpec = WorkloadsSpec()
