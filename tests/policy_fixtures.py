@@ -287,7 +287,7 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
     "serve-config-schema": [
         ("rayservice", _serve_llm("applications:\n- name: a\n  import_path: nodots\n"), "invalid import path"),
         ("rayservice", _serve_llm("applications: [\n"), "not valid YAML"),
-        ("rayservice", _llm_field("accelerator_type", "A100-80GB"), "Unsupported accelerator type: A100-80GB"),
+        ("rayservice", _llm_field("accelerator_type", "A100-80GB"), "accelerator_type: 'A100-80GB' is not one of the"),
     ],
     "incremental-upgrade-requirements": [
         (

@@ -68,6 +68,7 @@ def test_the_expected_upstream_releases_are_pinned() -> None:
         "cert-manager": "v1.21.1",
         "gateway-api": "v1.6.1",
         "pulumi-kubernetes-operator": "2.9.0",
+        "ray": "2.60.0",
     }
     store = SchemaStore()
     for group, kind in [
@@ -83,6 +84,14 @@ def test_the_expected_upstream_releases_are_pinned() -> None:
     ]:
         assert store.crd(group, kind) is not None, (group, kind)
     assert sorted(INDEX["charts"]) == ["cert-manager", "kuberay-operator", "kueue", "pulumi-kubernetes-operator"]
+    assert INDEX["models"] == {"llm-config": "ray/llm-config.json", "serve-deploy": "ray/serve-deploy.json"}
+
+
+def test_the_ray_version_the_workloads_run_is_the_one_the_serve_schemas_come_from() -> None:
+    from components.spec.base import RAY_VERSION
+
+    ray = next(u for u in UPSTREAMS if u["name"] == "ray")
+    assert ray["version"] == RAY_VERSION
 
 
 def test_descriptions_are_dropped_but_a_property_named_description_is_kept() -> None:

@@ -57,9 +57,9 @@ def dumps(value: Any) -> str:
 
 # --- Extraction (shared by ``make schemas`` and override folders) -----------------------------
 
-_SCHEMA_MAPS = ("properties", "patternProperties", "definitions")
+_SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs")
 _SCHEMA_ONE = ("additionalProperties", "additionalItems", "items", "not")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 
 
 def strip_descriptions(node: Mapping[str, Any]) -> dict[str, Any]:

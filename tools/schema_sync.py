@@ -11,7 +11,11 @@ instead of writing (exit 1 on any difference).
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
+import logging
 import urllib.request
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +24,18 @@ from typing import Any
 import yaml
 
 from components.errors import ConfigError
-from tools.schema_store import INDEX_FILE, SCHEMAS_DIR, crd_documents, dumps, extract_chart_values, extract_crd
+from tools.schema_store import (
+    INDEX_FILE,
+    SCHEMAS_DIR,
+    crd_documents,
+    dumps,
+    extract_chart_values,
+    extract_crd,
+    strip_descriptions,
+)
 
 PINS_FILE = "pins.yaml"
+GENERATED_DIRS = ("crds", "charts", "ray")
 DOWNLOAD_TIMEOUT_SECONDS = 60
 
 
@@ -37,6 +50,11 @@ class Pin:
     license: str
     kind: str
     chart: str | None = None
+    model: str | None = None
+    """``module:Model`` of a pydantic model (kind ``pydantic-model``)."""
+    output: str | None = None
+    enums: Mapping[str, Mapping[str, Any]] | None = None
+    """field -> ``{values: module:Enum, aliases: [...]}``: values a validator accepts, as an enum."""
 
     def source(self) -> dict[str, Any]:
         """The pin as recorded in each generated file."""
@@ -58,7 +76,7 @@ def read_pins(directory: Path = SCHEMAS_DIR) -> tuple[list[dict[str, Any]], list
     for up in data["upstreams"]:
         upstreams.append({k: str(up[k]) for k in ("name", "title", "version", "repository", "tag")})
         for f in up["files"]:
-            if f["kind"] not in ("crd", "chart-values"):
+            if f["kind"] not in ("crd", "chart-values", "pydantic-model"):
                 raise ConfigError([f"{path}: upstreams[{up['name']}].files: unknown kind {f['kind']!r}"])
             pins.append(
                 Pin(
@@ -71,6 +89,9 @@ def read_pins(directory: Path = SCHEMAS_DIR) -> tuple[list[dict[str, Any]], list
                     license=str(f["license"]),
                     kind=str(f["kind"]),
                     chart=f.get("chart"),
+                    model=f.get("model"),
+                    output=f.get("output"),
+                    enums=f.get("enums"),
                 )
             )
     return upstreams, pins
@@ -99,7 +120,13 @@ def generate(upstreams: list[dict[str, Any]], pins: list[Pin], mirror: Path | No
     files: dict[str, str] = {}
     crds: dict[str, str] = {}
     charts: dict[str, str] = {}
+    models: dict[str, str] = {}
     for pin in pins:
+        if pin.kind == "pydantic-model":
+            rel = f"{pin.upstream}/{pin.output}.json"
+            files[rel] = dumps({"source": pin.source(), "model": pin.model, "schema": model_schema(pin)})
+            models[str(pin.output)] = rel
+            continue
         text = fetch(pin, mirror).decode()
         if pin.kind == "crd":
             docs = list(crd_documents(text))
@@ -121,10 +148,44 @@ def generate(upstreams: list[dict[str, Any]], pins: list[Pin], mirror: Path | No
         "upstreams": [{k: u[k] for k in ("name", "title", "version")} for u in upstreams],
         "crds": crds,
         "charts": charts,
+        "models": models,
         "sha256": {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in sorted(files.items())},
     }
     files[INDEX_FILE] = dumps(index)
     return files
+
+
+def model_schema(pin: Pin) -> dict[str, Any]:
+    """The JSON Schema of a pinned pydantic model (validation mode), from the installed package after
+    checking that its source is the pinned file."""
+    module_name, _, attr = str(pin.model).partition(":")
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except ModuleNotFoundError:
+        spec = None
+    if spec is None or spec.origin is None:
+        raise ConfigError(
+            [f"{pin.model}: not installed; `make schemas` needs {pin.title} {pin.version} (the dev group)"]
+        )
+    digest = hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+    if digest != pin.sha256:
+        raise ConfigError(
+            [f"{spec.origin}: sha256 {digest} does not match the pin {pin.sha256} (not {pin.title} {pin.version}?)"]
+        )
+    with warnings.catch_warnings():  # Ray's models trip pydantic's deprecation and non-serialisable-default warnings
+        warnings.simplefilter("ignore")
+        logging.getLogger("ray").setLevel(logging.ERROR)  # "could not import torch": not needed for a schema
+        model = getattr(importlib.import_module(module_name), attr)
+        schema = strip_descriptions(model.model_json_schema(mode="validation"))
+    for field_name, enum in (pin.enums or {}).items():
+        enum_module, _, enum_attr = str(enum["values"]).partition(":")
+        values = [m.value for m in getattr(importlib.import_module(enum_module), enum_attr)]
+        allowed = {"enum": [*values, *enum.get("aliases", [])]}
+        prop = schema["properties"][field_name]
+        variants = prop.get("anyOf", [prop])
+        prop["anyOf"] = [allowed if v.get("type") == "string" else v for v in variants]
+        prop.pop("type", None)
+    return schema
 
 
 def differences(directory: Path, files: Mapping[str, str]) -> list[str]:
@@ -136,7 +197,7 @@ def differences(directory: Path, files: Mapping[str, str]) -> list[str]:
             problems.append(f"{path}: missing")
         elif path.read_text() != text:
             problems.append(f"{path}: differs from what its pin generates")
-    for path in sorted(p for sub in ("crds", "charts") for p in (directory / sub).glob("*.json")):
+    for path in sorted(p for sub in GENERATED_DIRS for p in (directory / sub).glob("*.json")):
         if path.relative_to(directory).as_posix() not in files:
             problems.append(f"{path}: not generated from any pin (remove it)")
     return problems
@@ -148,7 +209,7 @@ def sync(directory: Path = SCHEMAS_DIR, mirror: Path | None = None, check: bool 
     files = generate(upstreams, pins, mirror)
     if check:
         return differences(directory, files)
-    for sub in ("crds", "charts"):
+    for sub in GENERATED_DIRS:
         for stale in (directory / sub).glob("*.json"):
             if stale.relative_to(directory).as_posix() not in files:
                 stale.unlink()

@@ -4,23 +4,92 @@ Severity: mandatory everywhere (the RayService would never become ready).
 
 Why: ``serveConfigV2`` is an opaque string to Kubernetes; a YAML error or a field Ray Serve rejects
 surfaces only when the operator submits it to the running cluster, minutes after a "successful"
-deploy. It is validated here with Ray Serve's own schema, ``ray.serve.schema.ServeDeploySchema``
-(Ray 2.60.0), the one the dashboard's REST API uses; and each Ray Serve LLM app's ``llm_configs``
-with Ray's ``LLMConfig`` (unsupported accelerator types, bad autoscaling bounds, unknown keys),
-which ServeDeploySchema cannot see inside ``args``.
+deploy. Ray's own models are the truth, in two layers:
+
+1. Always: the JSON Schemas that ``make schemas`` generates from Ray Serve 2.60.0's pydantic models
+   (``ServeDeploySchema``, the one the dashboard's REST API uses, and Ray Serve LLM's ``LLMConfig``
+   for each ``llm_configs`` entry, which ServeDeploySchema cannot see inside ``args``), kept in
+   ``schemas/ray/`` and pinned in ``schemas/pins.yaml``: types, required fields, enums (including
+   the accelerator types ``LLMConfig`` accepts). No Ray needed: the policy pack and ``make lint``
+   stay light.
+2. Where Ray 2.60.0 itself is installed (the dev group; ``pip install "ray[serve]==2.60.0"
+   pyarrow==26.0.1`` anywhere), the models run too, adding their cross-field validators (an
+   import path's form, ``num_replicas`` with ``autoscaling_config``, ...). Set
+   ``KUBERAY_PLATFORM_SERVE_VALIDATION=schema`` to use the first layer only.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import warnings
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from importlib import metadata
+from pathlib import Path
 from typing import Any
+
+import jsonschema
+import jsonschema_rs
 
 from components.manifests.ray_objects import as_list, as_map, dig
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
 from policies.rules.helpers import parse_yaml
+
+RAY_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "ray"
+"""The project's JSON Schemas of Ray's models (``make schemas``)."""
+MODE_ENV = "KUBERAY_PLATFORM_SERVE_VALIDATION"
+LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
+_ENUM_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class _ModelSchema:
+    version: str
+    fast: Any
+    full: jsonschema.protocols.Validator
+
+    def errors(self, instance: Any, prefix: tuple[Any, ...]) -> list[str]:
+        if self.fast.is_valid(instance):
+            return []
+        found = sorted(self.full.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
+        return [f"{'.'.join(str(p) for p in (*prefix, *e.absolute_path)) or '<root>'}: {_message(e)}" for e in found]
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    if err.validator == "enum" and isinstance(err.validator_value, list) and len(err.validator_value) > _ENUM_SHOWN:
+        shown = ", ".join(map(str, err.validator_value[:_ENUM_SHOWN]))
+        return f"{err.instance!r} is not one of the {len(err.validator_value)} values Ray accepts ({shown}, ...)"
+    if err.validator == "anyOf" and err.context:  # Optional[...] fields: report the non-null branch
+        best = jsonschema.exceptions.best_match(err.context)
+        return _message(best)
+    return str(err.message)
+
+
+@cache
+def model_schema(name: str) -> _ModelSchema:
+    """``serve-deploy`` or ``llm-config`` from ``schemas/ray/``."""
+    entry = json.loads((RAY_SCHEMAS / f"{name}.json").read_text())
+    schema = entry["schema"]
+    fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=False)
+    return _ModelSchema(str(entry["source"]["version"]), fast, jsonschema.Draft202012Validator(schema))
+
+
+def pinned_ray_version() -> str:
+    return model_schema("serve-deploy").version
+
+
+@lru_cache(maxsize=1)
+def ray_models_available() -> bool:
+    """Ray Serve at the pinned version is importable and not switched off."""
+    if os.environ.get(MODE_ENV, "auto") == "schema":
+        return False
+    try:
+        return metadata.version("ray") == pinned_ray_version()
+    except metadata.PackageNotFoundError:
+        return False
 
 
 @lru_cache(maxsize=1024)
@@ -29,6 +98,23 @@ def serve_config_errors(text: str) -> tuple[str, ...]:
     doc, error = parse_yaml(text)
     if error is not None:
         return (f"not valid YAML: {error}",)
+    problems = model_schema("serve-deploy").errors(doc, ())
+    for i, j, config in _llm_configs(doc):
+        problems += model_schema("llm-config").errors(config, ("applications", i, "args", "llm_configs", j))
+    if not problems and ray_models_available():
+        problems = _ray_model_errors(doc)
+    return tuple(problems)
+
+
+def _llm_configs(doc: Any) -> Iterator[tuple[int, int, Any]]:
+    """(application index, config index, config) of every Ray Serve LLM model."""
+    for i, app in enumerate(as_list(as_map(doc).get("applications"))):
+        if as_map(app).get("import_path") == LLM_IMPORT_PATH:
+            for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
+                yield i, j, config
+
+
+def _ray_model_errors(doc: Any) -> list[str]:
     from pydantic import ValidationError
 
     with warnings.catch_warnings():  # Ray's own models trip pydantic deprecation warnings
@@ -38,20 +124,14 @@ def serve_config_errors(text: str) -> tuple[str, ...]:
     try:
         ServeDeploySchema.model_validate(doc)
     except ValidationError as exc:
-        return _described(exc, ())
+        return list(_described(exc, ()))
     problems: list[str] = []
-    for i, app in enumerate(as_list(as_map(doc).get("applications"))):
-        if as_map(app).get("import_path") != LLM_IMPORT_PATH:
-            continue
-        for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
-            try:
-                llm_config_model().model_validate(config)
-            except ValidationError as exc:
-                problems += _described(exc, ("applications", i, "args", "llm_configs", j))
-    return tuple(problems)
-
-
-LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
+    for i, j, config in _llm_configs(doc):
+        try:
+            llm_config_model().model_validate(config)
+        except ValidationError as exc:
+            problems += _described(exc, ("applications", i, "args", "llm_configs", j))
+    return problems
 
 
 def _described(exc: Any, prefix: tuple[Any, ...]) -> tuple[str, ...]:
@@ -87,14 +167,7 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
         yield "spec.serveConfigV2 must be a YAML string (use a block scalar: serveConfigV2: |)"
         return
     for problem in serve_config_errors(text):
-        yield f"spec.serveConfigV2: {problem} (Ray Serve {_ray_version()} ServeDeploySchema)"
-
-
-@lru_cache(maxsize=1)
-def _ray_version() -> str:
-    import ray
-
-    return str(ray.__version__)
+        yield f"spec.serveConfigV2: {problem} (Ray Serve {pinned_ray_version()})"
 
 
 RULE = ResourceRule(
