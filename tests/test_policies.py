@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -295,9 +298,9 @@ def test_rule_names_are_unique_and_stable() -> None:
 
 def test_the_pack_builds_with_pulumi_policy_types_without_a_server() -> None:
     policies = build_policies()
-    assert [p.name for p in policies] == ALL_RULES
-    assert all(isinstance(p, ResourceValidationPolicy) for p in policies[: len(RESOURCE_RULES)])
-    assert all(isinstance(p, StackValidationPolicy) for p in policies[len(RESOURCE_RULES) :])
+    assert [p.name for p in policies] == ["schema", *ALL_RULES]
+    assert all(isinstance(p, ResourceValidationPolicy) for p in policies[: len(RESOURCE_RULES) + 1])
+    assert all(isinstance(p, StackValidationPolicy) for p in policies[len(RESOURCE_RULES) + 1 :])
     by_name = {p.name: p for p in policies}
     assert by_name["head-runs-tasks"].enforcement_level == EnforcementLevel.MANDATORY  # prod unless configured
     assert by_name["image-digest"].enforcement_level == EnforcementLevel.DISABLED  # opt-in
@@ -444,3 +447,62 @@ def test_installs_inside_llm_configs_are_flagged() -> None:
     config["applications"][0]["args"]["llm_configs"][0]["runtime_env"] = {"pip": ["vllm"]}
     service["spec"]["serveConfigV2"] = yaml.safe_dump(config)
     assert any("llm_configs[0].runtime_env.pip" in m for m in fired([service]).get("runtime-env-installs", []))
+
+
+# --- The pack's schema policy (custom resources against the project's schemas) -----------------
+
+
+def _validate_schema(rtype: str, props: Any) -> list[str]:
+    reported: list[str] = []
+    args = ResourceValidationArgs(rtype, props, f"urn:pulumi:dev::p::{rtype}::x", "x", _opts(), None, {})
+    _policy("schema").validate(args, lambda m, u=None: reported.append(m))
+    return reported
+
+
+def _as_engine_sends(value: Any) -> Any:
+    """Numbers reach the pack as protobuf floats."""
+    if isinstance(value, dict):
+        return {k: _as_engine_sends(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_engine_sends(v) for v in value]
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def test_the_pack_validates_custom_resources_against_the_project_schemas() -> None:
+    rtype = "kubernetes:ray.io/v1:RayCluster"
+    good = golden("raycluster")
+    props = {k: v for k, v in good.items() if k not in ("apiVersion", "kind")}  # as the provider sends them
+    assert _validate_schema(rtype, unknown_checking_proxy(_as_engine_sends(props))) == []
+    bad = copy.deepcopy(props)
+    bad["spec"]["headGroupSpec"]["rayStartParam"] = bad["spec"]["headGroupSpec"].pop("rayStartParams")
+    bad["spec"]["workerGroupSpecs"][0]["maxReplicas"] = "ten"
+    assert _validate_schema(rtype, unknown_checking_proxy(_as_engine_sends(bad))) == [
+        "spec.headGroupSpec: Additional properties are not allowed ('rayStartParam' was unexpected)",
+        "spec.workerGroupSpecs[0].maxReplicas: 'ten' is not of type 'integer'",
+    ]
+
+
+def test_the_pack_schema_policy_leaves_unknowns_and_core_kinds_alone() -> None:
+    obj = golden("raycluster")
+    obj["spec"]["rayVersion"] = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # Pulumi's unknown sentinel
+    with pytest.raises(UnknownValueError):
+        _validate_schema("kubernetes:ray.io/v1:RayCluster", unknown_checking_proxy(obj))
+    ns = {"metadata": {"name": "x"}, "spec": {"finalizer": []}}  # core kinds: the provider's and the server's
+    assert _validate_schema("kubernetes:core/v1:Namespace", unknown_checking_proxy(ns)) == []
+
+
+def test_the_pack_needs_neither_kubernetes_validate_nor_ray() -> None:
+    """Its own virtualenv (policies/requirements.txt) has neither: the schema policy and the serve
+    config check read only the project's schemas."""
+    code = (
+        "import sys, yaml; from policies.pack import build_policies; "
+        "from tests.test_policies import _validate_schema, golden; "
+        "svc = golden('rayservice'); "
+        "assert _validate_schema('kubernetes:ray.io/v1:RayService', svc) == []; "
+        "from policies.rules.serve_config_schema import check; "
+        "from policies.rules.base import RuleContext; assert list(check('', svc, RuleContext())) == []; "
+        "bad = [m for m in ('kubernetes_validate', 'ray') if m in sys.modules]; assert not bad, bad"
+    )
+    env = {**os.environ, "KUBERAY_PLATFORM_SERVE_VALIDATION": "schema"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr

@@ -23,13 +23,10 @@ import yaml
 from components.errors import ConfigError
 from components.manifests.ray_objects import as_map
 from components.spec.platform import DEFAULT_KUBERNETES_VERSION
-from policies.rules.base import RuleContext, Violation, resource_type
+from policies.rules.base import SCHEMA_POLICY, RuleContext, Violation, resource_type
 from policies.rules.engine import evaluate_resources
 from tools.policy_config import resolve
 from tools.schema import Validator, yaml_load_all
-
-SCHEMA_POLICY = "schema"
-"""The policy name of schema findings (strict upstream schemas and CEL rules, as in ``make preview``)."""
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -99,14 +96,19 @@ def lint(
     config = resolve(policy_config, environment)
     located = load_objects(expand(paths))
     validator = Validator(kubernetes_version, crd_dir)
-    found = [(i, v) for i, item in enumerate(located) for v in schema_findings(validator, item.obj)]
+    level = str(config.get(SCHEMA_POLICY, {}).get("enforcementLevel") or "mandatory")
+    found = []
+    if level != "disabled":
+        found = [(i, v) for i, item in enumerate(located) for v in schema_findings(validator, item.obj, level)]
     resources = [(resource_type(item.obj), item.obj) for item in located]
     found += evaluate_resources(resources, RuleContext(environment=environment), config)
     found.sort(key=lambda pair: pair[0])  # stable: an object's schema findings come before its rules'
     return [(located[i].path, v) for i, v in found]
 
 
-def schema_findings(validator: Validator, obj: Mapping[str, Any]) -> list[Violation]:
+def schema_findings(
+    validator: Validator, obj: Mapping[str, Any], level: Literal["mandatory", "advisory"] | str = "mandatory"
+) -> list[Violation]:
     meta = as_map(obj.get("metadata"))
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
 
@@ -129,7 +131,8 @@ def schema_findings(validator: Validator, obj: Mapping[str, Any]) -> list[Violat
                 "or the project's schemas (pass --crds <folder> with its CRD to validate it)",
             )
         ]
-    return [finding("mandatory", f"{e.path or '<root>'}: {e.message}") for e in validator.validate(obj)]
+    enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
+    return [finding(enforcement, f"{e.path or '<root>'}: {e.message}") for e in validator.validate(obj)]
 
 
 def render(findings: list[tuple[str, Violation]], fmt: str) -> str:

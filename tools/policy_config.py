@@ -9,7 +9,7 @@ from typing import Any
 
 from components.errors import ConfigError
 from policies.rules import RESOURCE_RULES, STACK_RULES
-from policies.rules.base import Rule
+from policies.rules.base import SCHEMA_POLICY, Rule
 from tools.schema import REPO_ROOT
 
 LEVELS = ("mandatory", "advisory", "disabled")
@@ -35,7 +35,7 @@ def load_policy_config(path: Path, environment: str) -> dict[str, dict[str, Any]
     for name, entry in doc.items():
         if name == "all":
             continue
-        if name not in rules:
+        if name not in rules and name != SCHEMA_POLICY:
             problems.append(f"{path}: {name}: unknown policy (see POLICIES.md)")
             continue
         if not isinstance(entry, dict):
@@ -47,7 +47,7 @@ def load_policy_config(path: Path, environment: str) -> dict[str, dict[str, Any]
         env = entry.get("environment", environment)
         if env != environment:
             problems.append(f"{path}: {name}.environment: {env!r} but judging for {environment!r}")
-        known = set(rules[name].options) | {"enforcementLevel", "environment"}
+        known = set(rules[name].options if name in rules else ()) | {"enforcementLevel", "environment"}
         problems += [f"{path}: {name}.{key}: unknown setting" for key in entry if key not in known]
     if problems:
         raise ConfigError(problems)

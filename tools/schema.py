@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,10 @@ import jsonschema
 import jsonschema_rs
 from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
-from importlib_resources import files
 from referencing import Registry, Resource
 
 from components.manifests.ray_objects import object_ref
-from tools.schema_store import REPO_ROOT, Crd, load_store, override_dir, yaml_load_all
+from tools.schema_store import REPO_ROOT, Crd, SchemaStore, load_store, override_dir, yaml_load_all
 
 __all__ = ["REPO_ROOT", "SchemaError", "Validator", "prepare", "yaml_load_all"]
 
@@ -190,14 +190,12 @@ class Validator:
     def has_schema(self, api_version: str, kind: str) -> bool:
         return _core_validator(self.core_dir, kind, api_version) is not None or self._crd(api_version, kind) is not None
 
+    def is_custom(self, api_version: str, kind: str) -> bool:
+        """A kind of the project's schemas (or the override folder), not a core kind."""
+        return _core_validator(self.core_dir, kind, api_version) is None and self._crd(api_version, kind) is not None
+
     def _crd(self, api_version: str, kind: str) -> tuple[Crd, str] | None:
-        if "/" not in api_version:
-            return None
-        group, version = api_version.split("/", 1)
-        crd = self.store.crd(group, kind)
-        if crd is None or version not in crd.versions:
-            return None
-        return crd, version
+        return custom_resource_schema(self.store, api_version, kind)
 
     def describe(self) -> list[str]:
         """Which schemas this validator uses, one line per source."""
@@ -223,18 +221,37 @@ class Validator:
                     ref, "", f"no schema for {api_version} {kind} in Kubernetes {self.kubernetes_version} or {where}"
                 )
             ]
-        crd, version = found
-        schema = crd.versions[version]["schema"]
-        checker, rules = _cr_validator(crd, version)
-        prepared = prepare(dict(obj), schema)
-        errors = checker.errors(ref, prepared)
-        if not errors and rules is not None:  # CEL rules assume a structurally valid object, as the API server's do
-            errors += [SchemaError(ref, path, message) for path, message in cel_violations(rules, prepared)]
+        errors = custom_resource_errors(*found, obj)
         meta_check = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": obj.get("metadata")}
         meta_validator = _core_validator(self.core_dir, "ConfigMap", "v1")
         assert meta_validator is not None
         errors += [e for e in meta_validator.errors(ref, meta_check) if e.path.startswith("metadata")]
         return errors
+
+
+def custom_resource_errors(crd: Crd, version: str, obj: Mapping[str, Any]) -> list[SchemaError]:
+    """A custom resource against its CRD version: defaults filled and nulls dropped as the API
+    server does, then the strict schema, then (if structurally valid) the CEL rules. Its
+    ``metadata`` is left to the ObjectMeta check of :class:`Validator`."""
+    ref = object_ref(obj)
+    schema = crd.versions[version]["schema"]
+    checker, rules = _cr_validator(crd, version)
+    prepared = prepare(dict(obj), schema)
+    errors = checker.errors(ref, prepared)
+    if not errors and rules is not None:  # CEL rules assume a structurally valid object, as the API server's do
+        errors += [SchemaError(ref, path, message) for path, message in cel_violations(rules, prepared)]
+    return errors
+
+
+def custom_resource_schema(store: SchemaStore, api_version: str, kind: str) -> tuple[Crd, str] | None:
+    """The CRD and served version of ``apiVersion``/``kind`` in ``store``, or None."""
+    if "/" not in api_version:
+        return None
+    group, version = api_version.split("/", 1)
+    crd = store.crd(group, kind)
+    if crd is None or version not in crd.versions:
+        return None
+    return crd, version
 
 
 # --- CEL (x-kubernetes-validations) -----------------------------------------------------------

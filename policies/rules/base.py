@@ -11,6 +11,9 @@ from components.manifests.ray_objects import as_map
 Enforcement = Literal["mandatory", "advisory", "disabled"]
 ENVIRONMENTS: tuple[str, ...] = ("dev", "staging", "prod")
 DEFAULT_ENVIRONMENT = "prod"
+SCHEMA_POLICY = "schema"
+"""The policy name of schema validation findings (pack, ``make lint``): mandatory unless the
+policy config says otherwise. It has no rule here: validation lives with the offline engine."""
 """Without policy config the pack judges as strictly as for production."""
 
 
