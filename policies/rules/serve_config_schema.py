@@ -8,10 +8,15 @@ deploy. It is validated here with Ray Serve's own schema, ``ray.serve.schema.Ser
 (Ray 2.60.0), the one the dashboard's REST API uses; and each Ray Serve LLM app's ``llm_configs``
 with Ray's ``LLMConfig`` (unsupported accelerator types, bad autoscaling bounds, unknown keys),
 which ServeDeploySchema cannot see inside ``args``.
+
+Ray (and pyarrow) are installed only by the dev group (``requirements/dev.txt``: ``make test``); the
+program, policy pack and checks installs leave them out. Without Ray the config is still checked to
+be YAML, and a ``RuntimeWarning`` on stderr says that Ray's schemas were skipped.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import warnings
 from collections.abc import Iterator, Mapping
@@ -29,6 +34,9 @@ def serve_config_errors(text: str) -> tuple[str, ...]:
     doc, error = parse_yaml(text)
     if error is not None:
         return (f"not valid YAML: {error}",)
+    if not ray_installed():
+        warnings.warn(RAY_MISSING, RuntimeWarning, stacklevel=2)
+        return ()
     from pydantic import ValidationError
 
     with warnings.catch_warnings():  # Ray's own models trip pydantic deprecation warnings
@@ -52,6 +60,15 @@ def serve_config_errors(text: str) -> tuple[str, ...]:
 
 
 LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
+RAY_MISSING = (
+    "serve-config-schema: Ray is not installed, so serveConfigV2 is checked as YAML only, not against "
+    "Ray Serve's ServeDeploySchema and LLMConfig (install requirements/dev.txt, e.g. `make test`, for the full check)"
+)
+
+
+def ray_installed() -> bool:
+    """Whether Ray Serve's models can be imported (only the dev group installs Ray)."""
+    return importlib.util.find_spec("ray") is not None
 
 
 def _described(exc: Any, prefix: tuple[Any, ...]) -> tuple[str, ...]:
@@ -87,7 +104,8 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
         yield "spec.serveConfigV2 must be a YAML string (use a block scalar: serveConfigV2: |)"
         return
     for problem in serve_config_errors(text):
-        yield f"spec.serveConfigV2: {problem} (Ray Serve {_ray_version()} ServeDeploySchema)"
+        checked_by = f" (Ray Serve {_ray_version()} ServeDeploySchema)" if ray_installed() else ""
+        yield f"spec.serveConfigV2: {problem}{checked_by}"
 
 
 @lru_cache(maxsize=1)
