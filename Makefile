@@ -1,14 +1,27 @@
-# kuberay-platform: every target sets up (or refreshes) .venv itself.
-#   make preview STACK=dev                    offline preview -> out/<stack>/
-#   make test                                 static checks + every test
-#   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json]
-#   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml
+# kuberay-platform: every target sets up (or refreshes) .venv itself, from the locked requirements.
+#   make preview STACK=dev                    offline preview -> out/<stack>/          (checks group)
+#   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json] (checks group)
+#   make test                                 static checks + every test                (dev group)
+#   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
+#   make lock                                 recompile every lock from its .in file (needs PyPI)
+# Dependency groups (each a hand-written .in, locked with hashes by pip-compile):
+#   requirements.txt           the Pulumi program (`pulumi up` installs it into .venv itself)
+#   policies/requirements.txt  the policy pack (its own policies/venv)
+#   requirements/checks.txt    program + policy pack + Kubernetes schemas: preview, lint, policy-config
+#   requirements/dev.txt       checks + test tools + Ray's models: test, check, bench
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CHECKS_LOCK := requirements/checks.txt
+DEV_LOCK := requirements/dev.txt
+CHECKS_STAMP := $(VENV)/.installed-checks
+DEV_STAMP := $(VENV)/.installed-dev
+PIP_INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps
+PIP_COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-find-links
+POLICY_VENV := policies/venv
+LOCK_ARGS ?=
 STACK ?= dev
 ENV ?= prod
 FORMAT ?= text
@@ -16,31 +29,53 @@ FILES ?=
 POLICY_CONFIG ?=
 POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 
-.PHONY: venv preview lint check test policy-config schemas bench clean
+.PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean
 
-$(STAMP): requirements.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	@touch $(STAMP)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 
-venv: $(STAMP)
+# Exactly the locked packages (hashes checked, no resolver); `pip check` proves the set is complete.
+$(CHECKS_STAMP): $(CHECKS_LOCK) | $(BIN)/python
+	$(PIP_INSTALL) -r $(CHECKS_LOCK)
+	$(BIN)/python -m pip check
+	@touch $@
 
-preview: $(STAMP)
+# dev.txt is a superset of checks.txt with the same versions: installing it satisfies both stamps.
+$(DEV_STAMP): $(DEV_LOCK) $(CHECKS_LOCK) | $(BIN)/python
+	$(PIP_INSTALL) -r $(DEV_LOCK)
+	$(BIN)/python -m pip check
+	@touch $@ $(CHECKS_STAMP)
+
+venv-checks: $(CHECKS_STAMP)
+
+venv: $(DEV_STAMP)
+
+# The policy pack's own virtualenv (PulumiPolicy.yaml: virtualenv: venv), which `pulumi preview
+# --policy-pack policies` uses but does not create; `cd policies && pulumi install` does the same.
+policy-venv: $(POLICY_VENV)/.installed
+
+$(POLICY_VENV)/.installed: policies/requirements.txt
+	@test -x $(POLICY_VENV)/bin/python || $(PYTHON) -m venv $(POLICY_VENV)
+	$(POLICY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r policies/requirements.txt
+	$(POLICY_VENV)/bin/python -m pip check
+	@touch $@
+
+preview: $(CHECKS_STAMP)
 	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG)
 
-lint: $(STAMP)
+lint: $(CHECKS_STAMP)
 	@if [ -z "$(FILES)" ]; then echo 'usage: make lint ENV=<dev|staging|prod> FILES="<files or folders>" [FORMAT=json]' >&2; exit 2; fi
 	$(BIN)/python -m tools lint --env $(ENV) --format $(FORMAT) $(POLICY_CONFIG_ARG) $(FILES)
 
 # Refresh schemas/ from schemas/pins.yaml: FROM=<local mirror of the upstream files>, else download.
-schemas: $(STAMP)
+# Needs the dev group: the serve-config schemas are generated from Ray's own models.
+schemas: $(DEV_STAMP)
 	$(BIN)/python -m tools schemas $(if $(FROM),--from $(FROM))
 
-policy-config: $(STAMP)
+policy-config: $(CHECKS_STAMP)
 	$(BIN)/python -m tools policy-config
 
-check: $(STAMP)
+check: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -49,8 +84,17 @@ check: $(STAMP)
 test: check
 	$(BIN)/python -m pytest
 
+bench: $(DEV_STAMP)
+	$(BIN)/python -m tools.bench
+
+# dev.txt first (the largest set); every other lock is constrained by it, so all locks agree on
+# every shared version. Existing pins are kept unless LOCK_ARGS says otherwise, e.g.
+# `make lock LOCK_ARGS=--upgrade` or `LOCK_ARGS="--upgrade-package ray"`.
+lock: $(DEV_STAMP)
+	$(PIP_COMPILE) $(LOCK_ARGS) --output-file=$(DEV_LOCK) requirements/dev.in
+	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=$(CHECKS_LOCK) requirements/checks.in
+	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=policies/requirements.txt policies/requirements.in
+	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=requirements.txt requirements.in
+
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache
-
-bench: $(STAMP)
-	$(BIN)/python -m tools.bench

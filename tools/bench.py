@@ -5,12 +5,15 @@
   Target: at least 1,000 manifests a second.
 - offline preview of each stack: the real program under the mock engine, schema validation and
   rules, in one process per stack (as ``make preview`` runs it).
+- install of each dependency group: its lock installed with hashes into a fresh virtualenv (as
+  ``make`` and a fresh machine install it), timed, then its site-packages measured.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -28,6 +31,14 @@ SAMPLES = Path(os.environ.get("KUBERAY_PLATFORM_SHARED", REPO_ROOT.parent / "sha
 TARGET_PER_SECOND = 1000
 MIN_OBJECTS = 2000
 ROUNDS = 5
+# label -> lock, smallest first; what each is for is in the Makefile's header.
+INSTALL_GROUPS = {
+    "Pulumi program (`pulumi up`)": "requirements.txt",
+    "policy pack (`policies/venv`)": "policies/requirements.txt",
+    "checks (`make preview`, `make lint`)": "requirements/checks.txt",
+    "dev (`make test`, `make bench`)": "requirements/dev.txt",
+}
+INSTALL = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r"]
 
 
 def _corpus(directory: Path) -> int:
@@ -81,7 +92,59 @@ def bench_preview(stack: str) -> float:
     return time.perf_counter() - start
 
 
+def bench_install(lock: str) -> tuple[float, int, int]:
+    """Seconds to install ``lock`` into a fresh virtualenv, its site-packages in bytes (as ``du``
+    counts them, the venv's own pip included) and the number of packages in the lock."""
+    packages = len(re.findall(r"^[A-Za-z0-9][^ ]*==", (REPO_ROOT / lock).read_text(), re.MULTILINE))
+    with tempfile.TemporaryDirectory() as tmp:
+        venv = Path(tmp) / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        python = str(venv / "bin" / "python")
+        start = time.perf_counter()
+        subprocess.run([python, *INSTALL, str(REPO_ROOT / lock)], check=True)
+        seconds = time.perf_counter() - start
+        subprocess.run([python, "-m", "pip", "check"], check=True, capture_output=True)
+        purelib = subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        kib = subprocess.run(["du", "-sk", purelib], check=True, capture_output=True, text=True).stdout.split()[0]
+    return seconds, int(kib) * 1024, packages
+
+
+def install_section() -> list[str]:
+    results = {label: bench_install(lock) for label, lock in INSTALL_GROUPS.items()}
+    cache = "off (`PIP_NO_CACHE_DIR` was set)" if os.environ.get("PIP_NO_CACHE_DIR") else "on, as it was"
+    return [
+        "## Install size and time per dependency group",
+        "",
+        "Each lock installed into a fresh virtualenv in a temporary folder with "
+        "`pip install --require-hashes --no-deps -r <lock>` (what `make` runs), then `pip check`; the time is the "
+        "`pip install` alone, the size is `du` of the virtualenv's site-packages (the venv's own pip included). "
+        f"pip's cache: {cache}. `make bench` runs after `make test` has installed `requirements/dev.txt`, so "
+        "every wheel is normally in pip's cache already: these are warm-cache times (unpack and byte-compile; "
+        "pip still asks PyPI for the index pages). A first install on a fresh machine adds the download. "
+        "Run `PIP_NO_CACHE_DIR=1 make bench` to measure with downloads.",
+        "",
+        "| group | lock | packages | install time | site-packages |",
+        "| --- | --- | --- | --- | --- |",
+        *[
+            f"| {label} | `{lock}` | {results[label][2]} | {results[label][0]:.1f} s | "
+            f"{results[label][1] / 2**20:,.0f} MiB |"
+            for label, lock in INSTALL_GROUPS.items()
+        ],
+        "",
+    ]
+
+
 def main() -> int:
+    from policies.rules.serve_config_schema import MODE_ENV
+
+    # Measure what `make lint` and `make preview` run where they are installed (the checks group: no
+    # Ray, serve configs against schemas/ray/), though this process runs in the dev group.
+    os.environ[MODE_ENV] = "schema"
     count, times, findings = bench_lint()
     best, median = min(times), statistics.median(times)
     rate = count / median
@@ -100,9 +163,10 @@ def main() -> int:
         "",
         f"Every upstream sample (`shared/samples/`) copied until there are {count:,} objects in "
         f"{count // max(1, len(load_objects(sorted(SAMPLES.rglob('*.yaml'))))):,} "
-        "folders, linted together in one in-process run for `ENV=prod` (YAML parsing, all resource rules, all "
-        "stack rules, Ray Serve schema checks, by-content caches off); imports warmed up once, then "
-        f"{ROUNDS} rounds.",
+        "folders, linted together in one in-process run for `ENV=prod` (YAML parsing, strict schema validation "
+        "of every object with CEL rules, all resource rules, all stack rules, serve configs against the schemas "
+        "generated from Ray Serve's models as the checks group runs them, by-content caches off); imports "
+        f"warmed up once, then {ROUNDS} rounds.",
         "",
         "| objects | findings | median | best | manifests/s (median) | target | result |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -115,6 +179,7 @@ def main() -> int:
         "| --- | --- |",
         *[f"| {stack} | {seconds:.2f} |" for stack, seconds in previews.items()],
         "",
+        *install_section(),
     ]
     (REPO_ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("\n".join(lines))

@@ -20,6 +20,7 @@ deploy. Ray's own models are the truth, in two layers:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -87,8 +88,9 @@ def ray_models_available() -> bool:
     if os.environ.get(MODE_ENV, "auto") == "schema":
         return False
     try:
-        return metadata.version("ray") == pinned_ray_version()
-    except metadata.PackageNotFoundError:
+        found = importlib.util.find_spec("ray.serve") is not None
+        return found and metadata.version("ray") == pinned_ray_version()
+    except (ImportError, ValueError, metadata.PackageNotFoundError):
         return False
 
 
