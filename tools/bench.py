@@ -142,6 +142,10 @@ def install_section() -> list[str]:
 def main() -> int:
     from policies.rules.serve_config_schema import MODE_ENV
 
+    if not SAMPLES.is_dir():
+        print(f"error: the lint corpus {SAMPLES} is missing; set KUBERAY_PLATFORM_SHARED", file=sys.stderr)
+        return 2
+
     # Measure what `make lint` and `make preview` run where they are installed (the checks group: no
     # Ray, serve configs against schemas/ray/), though this process runs in the dev group.
     os.environ[MODE_ENV] = "schema"
