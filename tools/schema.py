@@ -37,7 +37,16 @@ from referencing import Registry, Resource
 from components.manifests.ray_objects import object_ref
 from tools.schema_store import REPO_ROOT, Crd, SchemaStore, load_store, override_dir, yaml_load_all
 
-__all__ = ["REPO_ROOT", "SchemaError", "Validator", "prepare", "yaml_load_all"]
+__all__ = [
+    "REPO_ROOT",
+    "SchemaError",
+    "Validator",
+    "cel_violations",
+    "custom_resource_errors",
+    "custom_resource_schema",
+    "prepare",
+    "yaml_load_all",
+]
 
 
 def _package_version(name: str) -> str:
@@ -98,10 +107,12 @@ class _Checker:
     invalid object is walked again by ``jsonschema``, whose messages and paths the reports use."""
 
     fast: Any
+    """None where jsonschema-rs refuses the schema: its ECMA-262 regex check rejects RE2's inline
+    flags (``(?i)``), which the API server and Python accept."""
     full: jsonschema.protocols.Validator
 
     def errors(self, ref: str, instance: Any) -> list[SchemaError]:
-        if self.fast.is_valid(instance):
+        if self.fast is not None and self.fast.is_valid(instance):
             return []
         out = []
         for err in sorted(self.full.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path))):
@@ -143,7 +154,18 @@ def _strict(schema: Any) -> Any:
         out["additionalProperties"] = False
     if schema.get("nullable") and isinstance(schema.get("type"), str):
         out["type"] = [schema["type"], "null"]
+    if isinstance(schema.get("pattern"), str):
+        out["pattern"] = python_pattern(schema["pattern"])
     return out
+
+
+_LATE_FLAGS = re.compile(r"^\^(\(\?[aiLmsux]+\))")
+
+
+def python_pattern(pattern: str) -> str:
+    """A CRD ``pattern`` (Go RE2, as the API server runs it) for Python's ``re``, which wants inline
+    flags first: ``^(?i)(abort|warn)?$`` (prometheus-operator, Kueue) becomes ``(?i)^(abort|warn)?$``."""
+    return _LATE_FLAGS.sub(r"\1^", pattern)
 
 
 def prepare(instance: Any, schema: Mapping[str, Any]) -> Any:
@@ -173,7 +195,10 @@ def _cr_validator(crd: Crd, version: str) -> tuple[_Checker, _CelNode | None]:
     original = crd.versions[version]["schema"]
     schema = _strict(original)
     schema.setdefault("properties", {})["metadata"] = {"type": "object"}  # checked against ObjectMeta
-    fast = jsonschema_rs.Draft4Validator(schema, validate_formats=False)
+    try:
+        fast = jsonschema_rs.Draft4Validator(schema, validate_formats=False)
+    except jsonschema_rs.ValidationError:
+        fast = None
     return _Checker(fast, jsonschema.Draft4Validator(schema)), _cel_tree(original)
 
 

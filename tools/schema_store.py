@@ -186,11 +186,6 @@ class SchemaStore:
     def upstreams(self) -> list[Mapping[str, Any]]:
         return list(self._index.get("upstreams", []))
 
-    def kinds(self) -> list[tuple[str, str]]:
-        """Every (group, kind) with a schema."""
-        own = [tuple(key.split("/", 1)) for key in self._index.get("crds", {})]
-        return sorted({(g, k) for g, k in own} | set(self._overridden))
-
     def crd(self, group: str, kind: str) -> Crd | None:
         key = (group, kind)
         if key not in self._crds:
@@ -221,11 +216,6 @@ class SchemaStore:
         if rel is None:
             return None
         return dict(json.loads((self.directory / rel).read_text())["values"])
-
-    def chart_source(self, chart: str) -> str:
-        if self.override is not None and (self.override / OVERRIDE_VALUES_FILES.get(chart, "-")).is_file():
-            return str(self.override / OVERRIDE_VALUES_FILES[chart])
-        return f"the project's schemas/ ({chart})"
 
     def describe(self) -> list[str]:
         """One line per source of schemas, for summaries: which upstream releases were used."""
