@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import metadata
 from importlib.resources import files
 from pathlib import Path
@@ -316,20 +316,31 @@ def _cel_tree(schema: Mapping[str, Any]) -> _CelNode | None:
     return _CelNode(rules, props, frozenset(schema.get("properties") or ()), additional, items)
 
 
+@lru_cache(maxsize=8192)
+def _cel_problem(rule: str, value_json: str) -> str | None:
+    """None when ``rule`` holds for the value, ``""`` when it fails, else why it could not be
+    evaluated. Memoised per (rule, value): CEL is pure, and the small values rules judge (a
+    ``managedBy`` string, a ``deletionStrategy``) repeat across a fleet's manifests, while
+    cel-python's interpreter costs about a millisecond a call."""
+    try:
+        result = _cel_program(rule).evaluate({"self": json_to_cel(json.loads(value_json))})
+    except Exception as exc:
+        return f"CEL rule could not be evaluated ({type(exc).__name__}: {exc}): {rule}"
+    if isinstance(result, CELEvalError):
+        return f"CEL rule could not be evaluated ({result}): {rule}"
+    return None if bool(result) else ""
+
+
 def cel_violations(node: _CelNode, instance: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """(path, message) of every CEL rule the instance breaks, walking the rule tree and the instance
     together."""
     for rule in node.rules:
         text = rule.get("rule", "")
-        try:
-            result = _cel_program(text).evaluate({"self": json_to_cel(instance)})
-        except Exception as exc:
-            yield path, f"CEL rule could not be evaluated ({type(exc).__name__}: {exc}): {text}"
-            continue
-        if isinstance(result, CELEvalError):
-            yield path, f"CEL rule could not be evaluated ({result}): {text}"
-        elif not bool(result):
+        problem = _cel_problem(text, json.dumps(instance, sort_keys=True))
+        if problem == "":
             yield path, str(rule.get("message") or f"failed CEL rule: {text}")
+        elif problem is not None:
+            yield path, problem
     if isinstance(instance, Mapping) and (node.properties or node.additional):
         for key, value in instance.items():
             sub = node.properties.get(key) if key in node.declared else node.additional
