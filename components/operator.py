@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -14,16 +14,44 @@ CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 
 def retain_crds_on_delete(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-    """Keep the chart's CRDs in the cluster when the operator is destroyed or replaced.
+    """Keep the chart's CRDs in the cluster when the operator is destroyed or replaced, and adopt
+    them again on the next ``pulumi up``.
 
     Deleting a CRD deletes every RayCluster, RayJob and RayService of that kind cluster-wide, so
     ``pulumi destroy`` of the operator must leave them. Upgrades still reach them: Chart v4
-    applies CRDs as ordinary resources with server-side apply.
+    applies CRDs as ordinary resources with server-side apply. A later ``pulumi up`` (or a new
+    stack on a cluster that already has KubeRay) finds them existing: the chart's provider upserts
+    (``upsertExistingObjects``) and ``pulumi.com/patchForce`` takes over the fields the earlier
+    stack's field manager owned (``await.Creation`` applies without force otherwise, and the
+    retained CRD's fields belong to that manager).
     """
     if args.type_ != CRD_TYPE:
         return None
+    props = dict(args.props)
+    metadata = props.get("metadata")
+    if isinstance(metadata, dict):
+        annotations = metadata.get("annotations")
+        annotations = dict(annotations) if isinstance(annotations, dict) else {}
+        props["metadata"] = {**metadata, "annotations": {**annotations, "pulumi.com/patchForce": "true"}}
     opts = pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))
-    return pulumi.ResourceTransformResult(props=args.props, opts=opts)
+    return pulumi.ResourceTransformResult(props=props, opts=opts)
+
+
+def chart_provider(name: str, parent: pulumi.Resource) -> k8s.Provider:
+    """The chart's own Kubernetes provider: the stack's cluster settings (``kubernetes:context``,
+    ``kubernetes:kubeconfig``, ``kubernetes:cluster``), plus ``upsertExistingObjects`` so retained
+    CRDs are adopted instead of failing with "already exists" (pulumi-kubernetes >= 4.29 creates
+    with a plain POST unless it is set). Only the chart gets it: elsewhere a fixed-name object
+    renamed without an alias must fail, not be upserted and then deleted."""
+    config = pulumi.Config("kubernetes")
+    return k8s.Provider(
+        name,
+        context=config.get("context"),
+        kubeconfig=config.get("kubeconfig"),
+        cluster=config.get("cluster"),
+        upsert_existing_objects=True,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
 
 
 @dataclass(frozen=True)
@@ -33,6 +61,9 @@ class KubeRayOperatorArgs:
     """The operator namespace object (with Pod Security Admission labels)."""
     values: dict[str, Any]
     """Chart values, built by ``components.manifests.operator_values``."""
+    namespaces: list[pulumi.Resource] = field(default_factory=list)
+    """Namespaces the chart renders into (watched namespaces get a Role and RoleBinding each,
+    ``templates/multiple_namespaces_role.yaml``): they must exist first."""
 
 
 class KubeRayOperator(pulumi.ComponentResource):
@@ -55,7 +86,12 @@ class KubeRayOperator(pulumi.ComponentResource):
                 namespace=ns.metadata.name,
                 values=args.values,
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=[retain_crds_on_delete]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[ns, *args.namespaces],
+                providers=[chart_provider(f"{name}-chart-provider", self)],
+                transforms=[retain_crds_on_delete],
+            ),
         )
         self.namespace = ns.metadata.name
         self.register_outputs({"namespace": self.namespace, "chartVersion": args.spec.chart_version})

@@ -5,26 +5,43 @@ from __future__ import annotations
 import pulumi
 
 from components.manifests.platform import PlatformManifests
+from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
-from components.workloads import RayWorkloads, RayWorkloadsArgs
+from components.workloads import RAY_WORKLOADS_TYPE, RayWorkloads, RayWorkloadsArgs
 
 
 class KubeRayPlatform(pulumi.ComponentResource):
     def __init__(self, name: str, manifests: PlatformManifests, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kuberay-platform:index:KubeRayPlatform", name, None, opts)
         spec = manifests.spec
-        self.operator = KubeRayOperator(
-            f"{name}-operator",
-            KubeRayOperatorArgs(
-                spec=spec.operator, namespace=manifests.operator_namespace, values=manifests.operator_values
+        # Namespaces first: the chart renders a Role per watched namespace, and workloads live in them.
+        self.namespaces = PlatformNamespaces(
+            f"{name}-namespaces",
+            PlatformNamespacesArgs(
+                namespaces=manifests.workload_namespaces,
+                protect=spec.namespaces_protected,
+                # Until this component existed, RayWorkloads created them as f"{name}-workloads-ns-<ns>".
+                legacy_parent=pulumi.create_urn(f"{name}-workloads", RAY_WORKLOADS_TYPE, parent=self),
+                legacy_prefix=f"{name}-workloads",
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        # Workloads wait for the operator: its chart installs the CRDs they are instances of.
+        self.operator = KubeRayOperator(
+            f"{name}-operator",
+            KubeRayOperatorArgs(
+                spec=spec.operator,
+                namespace=manifests.operator_namespace,
+                values=manifests.operator_values,
+                namespaces=list(self.namespaces.resources),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
+        # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(
             f"{name}-workloads",
-            RayWorkloadsArgs(namespaces=manifests.workload_namespaces, workloads=manifests.workloads),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator]),
+            RayWorkloadsArgs(workloads=manifests.workloads, after=[self.operator, self.namespaces]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator, self.namespaces]),
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}
         self.register_outputs(

@@ -2,29 +2,46 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.manifests.lifecycle import lifecycle
+
+RAY_WORKLOADS_TYPE = "kuberay-platform:index:RayWorkloads"
+
 
 @dataclass(frozen=True)
 class RayWorkloadsArgs:
-    namespaces: list[dict[str, Any]]
     workloads: list[dict[str, Any]]
-    """Ray objects built by ``components.manifests.workloads``."""
+    """Ray objects built by ``components.manifests.workloads`` (lifecycle annotations included)."""
+    after: list[pulumi.Resource] = field(default_factory=list)
+    """What every Ray object waits for (and outlives on destroy): the operator, whose chart
+    installs the CRDs and whose controllers remove the objects' finalizers, and the namespaces."""
+
+
+def _options(obj: dict[str, Any], parent: pulumi.Resource, after: list[pulumi.Resource]) -> pulumi.ResourceOptions:
+    """Replacement, ignored fields and timeouts from ``components.manifests.lifecycle``."""
+    plan = lifecycle(obj)
+    minutes = f"{plan.timeout_minutes}m" if plan.timeout_minutes else None
+    return pulumi.ResourceOptions(
+        parent=parent,
+        depends_on=after,
+        replace_on_changes=plan.replace_on_changes,
+        delete_before_replace=plan.delete_before_replace,
+        ignore_changes=plan.ignore_changes,
+        custom_timeouts=pulumi.CustomTimeouts(create=minutes, update=minutes) if minutes else None,
+    )
 
 
 class RayWorkloads(pulumi.ComponentResource):
+    """The Ray objects, each after ``args.after``: deleting them while the operator still runs
+    lets it remove their finalizers (RayJob, RayService), so a namespace never hangs in Terminating."""
+
     def __init__(self, name: str, args: RayWorkloadsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("kuberay-platform:index:RayWorkloads", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        namespaces = [
-            k8s.core.v1.Namespace(f"{name}-ns-{ns['metadata']['name']}", metadata=ns["metadata"], opts=child)
-            for ns in args.namespaces
-        ]
-        after_namespaces = pulumi.ResourceOptions(parent=self, depends_on=namespaces)
+        super().__init__(RAY_WORKLOADS_TYPE, name, None, opts)
         self.workloads = [
             k8s.apiextensions.CustomResource(
                 f"{name}-{obj['kind'].lower()}-{obj['metadata']['namespace']}-{obj['metadata']['name']}",
@@ -32,7 +49,7 @@ class RayWorkloads(pulumi.ComponentResource):
                 kind=obj["kind"],
                 metadata=obj["metadata"],
                 spec=obj["spec"],
-                opts=after_namespaces,
+                opts=_options(obj, self, args.after),
             )
             for obj in args.workloads
         ]

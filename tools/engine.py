@@ -35,9 +35,34 @@ class RecordedResource:
     custom: bool
     inputs: dict[str, Any]
     transforms: list[Any] = field(default_factory=list, repr=False)
+    dependencies: list[str] = field(default_factory=list)
+    """URNs this resource waits for (``depends_on``, expanded by the SDK, plus input dependencies)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The lifecycle options a reviewer cares about, as the engine receives them (only those set)."""
 
     def to_plan(self) -> dict[str, Any]:
-        return {"type": self.type, "name": self.name, "urn": self.urn, "parent": self.parent, "inputs": self.inputs}
+        plan = {"type": self.type, "name": self.name, "urn": self.urn, "parent": self.parent, "inputs": self.inputs}
+        if self.options:
+            plan["options"] = self.options
+        return plan
+
+
+def _options(request: Any) -> dict[str, Any]:
+    """protect, retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, provider,
+    customTimeouts of a RegisterResource request, where set."""
+    options: dict[str, Any] = {}
+    for key in ("protect", "retainOnDelete", "deleteBeforeReplace"):
+        if getattr(request, key):
+            options[key] = True
+    for key in ("ignoreChanges", "replaceOnChanges"):
+        if list(getattr(request, key)):
+            options[key] = sorted(getattr(request, key))
+    if request.provider:
+        options["provider"] = request.provider.split("::")[3]
+    timeouts = {k: v for k in ("create", "update", "delete") if (v := getattr(request.customTimeouts, k))}
+    if timeouts:
+        options["customTimeouts"] = timeouts
+    return options
 
 
 def normalize(value: Any) -> Any:
@@ -93,6 +118,8 @@ class _RecordingMonitor(mocks.MockMonitor):
             custom=bool(request.custom),
             inputs=normalize(inputs),
             transforms=mocks._resolve_callbacks(request.transforms),
+            dependencies=sorted(set(request.dependencies)),
+            options=_options(request),
         )
         with self._lock:
             self.recorded.append(record)

@@ -11,6 +11,7 @@ from typing import Any
 
 from components.manifests.capacity import Capacity, plans
 from components.manifests.feature_gates import required_gates, resolve_gates
+from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
 from components.manifests.workloads import ray_cluster, ray_job, ray_service
@@ -23,6 +24,9 @@ class PlatformManifests:
     operator_namespace: dict[str, Any]
     operator_values: dict[str, Any]
     workload_namespaces: list[dict[str, Any]]
+    """Every namespace the platform owns besides the operator's: its workloads', the operator's
+    watch list and ``platform.namespaces``. They exist before the chart (which renders Roles into
+    watched namespaces) and before anything that lives in them."""
     workloads: list[dict[str, Any]]
     """Every Ray object: RayClusters, RayJobs/RayCronJobs, RayServices, in spec order."""
     gates_needed: dict[str, list[str]] = field(default_factory=dict)
@@ -36,14 +40,22 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
     """All objects for ``spec``; raises ConfigError (naming ``source``) on contradictions."""
     env, kube = spec.environment, spec.kubernetes_version
     pools = spec.workloads.pools
-    workloads = (
-        [ray_cluster(w, pools, env) for w in spec.workloads.ray_clusters]
-        + [ray_job(w, pools, env) for w in spec.workloads.ray_jobs]
-        + [ray_service(w, pools, env) for w in spec.workloads.ray_services]
-    )
+    workloads = [
+        with_lifecycle_annotations(obj)
+        for obj in (
+            [ray_cluster(w, pools, env) for w in spec.workloads.ray_clusters]
+            + [ray_job(w, pools, env) for w in spec.workloads.ray_jobs]
+            + [ray_service(w, pools, env) for w in spec.workloads.ray_services]
+        )
+    ]
     needed = required_gates(workloads)
     gates = resolve_gates(spec.operator.feature_gates, needed, source)
-    names = sorted({w.namespace for _, w in spec.workloads.all()} - {spec.operator.namespace})
+    owned = (
+        {w.namespace for _, w in spec.workloads.all()}
+        | set(spec.operator.watch_namespaces or ())
+        | set(spec.namespaces)
+    )
+    names = sorted(owned - {spec.operator.namespace})
     return PlatformManifests(
         spec=spec,
         # The operator runs with a restricted securityContext (non-root, no privilege escalation,

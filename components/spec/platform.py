@@ -11,7 +11,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, Tag, ValidationError
 
 from components.errors import ConfigError
-from components.spec.base import CONFIG_KEY, PATTERN_HINTS, SECRET_NAME, Environment, MinorVersion, Model
+from components.spec.base import CONFIG_KEY, PATTERN_HINTS, SECRET_NAME, Environment, K8sName, MinorVersion, Model
 from components.spec.operator import OperatorSpec
 from components.spec.workloads import ClusterBase, GpuPool, LlmApp, RayServiceSpec, TpuPool, WorkloadsSpec
 
@@ -24,7 +24,18 @@ class PlatformSpec(Model):
     kubernetes_version: MinorVersion = DEFAULT_KUBERNETES_VERSION
     """The cluster's minor version; emitted objects are validated against its schemas."""
     operator: OperatorSpec = OperatorSpec()
+    namespaces: list[K8sName] = []
+    """Namespaces the platform owns besides those of its workloads and the operator's watch list,
+    e.g. a team's before its first workload (so its Secrets and PVCs have a home)."""
+    protect_namespaces: bool | None = None
+    """Protect the platform's namespaces from deletion (``pulumi destroy``, or dropping the last
+    workload of one, must not delete the user's Secrets, PVCs and retained GCS storage with it).
+    Default: on in prod, off elsewhere. Unprotect with ``pulumi state unprotect <urn>``."""
     workloads: WorkloadsSpec = WorkloadsSpec()
+
+    @property
+    def namespaces_protected(self) -> bool:
+        return self.protect_namespaces if self.protect_namespaces is not None else self.environment == "prod"
 
 
 def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:

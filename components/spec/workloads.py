@@ -388,12 +388,51 @@ class RayJobSpec(ClusterBase):
     schedule: str | None = None
     """A cron schedule: the job becomes a RayCronJob (alpha gate RayCronJob, switched on for it)."""
     time_zone: str | None = None
+    keep_succeeded_seconds: int = Field(default=86400, ge=0)
+    """Scheduled jobs: how long each succeeded RayJob stays before it deletes itself (``DeleteSelf``).
+    KubeRay 1.7.0's RayCronJob has no history limit (``RayCronJobSpec``: jobTemplate, schedule,
+    timeZone, suspend), so without it one RayJob a run piles up. A day: time to read its status."""
+    keep_failed_seconds: int = Field(default=604800, ge=0)
+    """Scheduled jobs: the same for failed RayJobs; a week, to investigate."""
 
     @property
     def resolved_deletion_rules(self) -> list[DeletionRule]:
-        if self.deletion_rules is not None:
-            return self.deletion_rules
-        return [r for r in DELETION_RULES if not (self.autoscaled and r.policy == "DeleteWorkers")]
+        rules = (
+            self.deletion_rules
+            if self.deletion_rules is not None
+            else [r for r in DELETION_RULES if not (self.autoscaled and r.policy == "DeleteWorkers")]
+        )
+        if self.schedule is None or any(r.policy == "DeleteSelf" for r in rules):
+            return rules
+        return rules + self._delete_self(rules)
+
+    def _delete_self(self, rules: list[DeletionRule]) -> list[DeletionRule]:
+        """A scheduled job's RayJobs delete themselves once kept long enough; KubeRay requires each
+        condition's TTLs to grow Workers <= Cluster <= Self (``validateTTLConsistency``)."""
+
+        def after(job_status: str | None, deployment_status: str | None, keep: int) -> int:
+            same = [
+                r.ttl_seconds
+                for r in rules
+                if (r.job_status, r.job_deployment_status) == (job_status, deployment_status)
+            ]
+            return max([keep, *same])
+
+        return [
+            DeletionRule(
+                policy="DeleteSelf",
+                job_status="SUCCEEDED",
+                ttl_seconds=after("SUCCEEDED", None, self.keep_succeeded_seconds),
+            ),
+            DeletionRule(
+                policy="DeleteSelf", job_status="FAILED", ttl_seconds=after("FAILED", None, self.keep_failed_seconds)
+            ),
+            DeletionRule(
+                policy="DeleteSelf",
+                job_deployment_status="Failed",
+                ttl_seconds=after(None, "Failed", self.keep_failed_seconds),
+            ),
+        ]
 
     @property
     def resolved_cleanup(self) -> str:
