@@ -284,6 +284,29 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
         ("rayservice", lambda o: worker(o)["template"]["spec"].pop("terminationGracePeriodSeconds"), "is 30 (default)"),
         ("rayservice", lambda o: worker(o)["template"]["spec"].update(terminationGracePeriodSeconds=120), "is 120"),
     ],
+    "serve-worker-readiness": [
+        (
+            "rayservice",
+            lambda o: container(worker(o)).update(
+                readinessProbe={
+                    "exec": {"command": ["bash", "-c", "wget -q -O- http://localhost:52365/api/local_raylet_healthz"]}
+                }
+            ),
+            "replaces KubeRay's, which also checks the Serve proxy",
+        ),
+        (
+            "rayservice",
+            lambda o: container(worker(o)).update(readinessProbe={"tcpSocket": {"port": 8000}}),
+            "/-/healthz",
+        ),
+    ],
+    "llm-accelerator-advertised": [
+        (
+            "rayservice",
+            _llm_field("accelerator_type", "A100"),
+            "asks for accelerator_type 'A100', but no worker group declares the resource 'accelerator_type:A100'",
+        ),
+    ],
     "serve-config-schema": [
         ("rayservice", _serve_llm("applications:\n- name: a\n  import_path: nodots\n"), "invalid import path"),
         ("rayservice", _serve_llm("applications: [\n"), "not valid YAML"),

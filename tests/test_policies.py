@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import yaml
 from pulumi_policy import (
     EnforcementLevel,
     PolicyCustomTimeouts,
@@ -506,3 +507,25 @@ def test_the_pack_needs_neither_kubernetes_validate_nor_ray() -> None:
     env = {**os.environ, "KUBERAY_PLATFORM_SERVE_VALIDATION": "schema"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_an_advertised_accelerator_type_satisfies_the_llm_model() -> None:
+    service = golden("rayservice")
+    config = yaml.safe_load(service["spec"]["serveConfigV2"])
+    config["applications"][0]["args"]["llm_configs"][0]["accelerator_type"] = "A100"
+    service["spec"]["serveConfigV2"] = yaml.safe_dump(config)
+    group = service["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]
+    group["rayStartParams"] = {"resources": "'{\"accelerator_type:A100\": 1}'"}
+    assert "llm-accelerator-advertised" not in fired([service])
+    group["rayStartParams"] = {}
+    group["resources"] = {"accelerator_type:A100": "1"}  # the group's resources map counts too
+    assert "llm-accelerator-advertised" not in fired([service])
+
+
+def test_a_readiness_probe_that_includes_the_serve_check_is_fine() -> None:
+    service = golden("rayservice")
+    probe = {"exec": {"command": ["bash", "-c", "wget -q -O- http://localhost:8000/-/healthz | grep success"]}}
+    service["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0][
+        "readinessProbe"
+    ] = probe
+    assert "serve-worker-readiness" not in fired([service])

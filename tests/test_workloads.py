@@ -103,7 +103,7 @@ def test_a_gpu_group_gets_matching_resources_params_selector_tolerations_and_cud
         == "4"
         == container["resources"]["requests"]["nvidia.com/gpu"]
     )
-    assert gpu.ray_start_params == {"num-gpus": "4"}
+    assert gpu.ray_start_params == {"num-gpus": "4", "resources": "'{\"accelerator_type:A100\": 1}'"}
     assert gpu.pod_spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
     assert gpu.pod_spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert container["image"] == "rayproject/ray-llm:2.60.0-py311-cu128"  # Ray Serve LLM needs vLLM
@@ -308,19 +308,60 @@ def test_a_cpu_service_upgrades_blue_green() -> None:
     )
 
 
-def test_llm_workers_drain_for_600_seconds_and_multi_host_workers_probe_only_the_raylet() -> None:
+def test_llm_workers_drain_for_600_seconds_and_keep_kuberays_serve_aware_readiness() -> None:
+    """No readiness probe in the template: KubeRay injects one that checks the raylet and the Serve
+    proxy, which keeps pipeline-parallel pods without a proxy out of the serve endpoints."""
     (obj,) = build(platform(rayServices=[llm_service()]))
     pod = obj["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]
     assert pod["terminationGracePeriodSeconds"] == 600
-    probe = pod["containers"][0]["readinessProbe"]["exec"]["command"][-1]
-    assert "52365/api/local_raylet_healthz" in probe and "8000" not in probe and "8265" not in probe
-    single = llm_service()
-    single["applications"][0]["models"][0]["pipelineParallelSize"] = 1
-    (obj,) = build(platform(rayServices=[single]))
-    assert (
-        "readinessProbe"
-        not in obj["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]
-    )
+    assert "readinessProbe" not in pod["containers"][0]
+
+
+def test_gpu_groups_advertise_their_accelerator_type() -> None:
+    (obj,) = build(platform(rayServices=[llm_service()]))
+    group = obj["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]
+    assert group["rayStartParams"]["resources"] == "'{\"accelerator_type:A100\": 1}'"
+
+
+@pytest.mark.parametrize(
+    ("product", "expected"),
+    [
+        ("NVIDIA-A100-SXM4-80GB", "A100"),
+        ("NVIDIA-H100-80GB-HBM3", "H100"),
+        ("NVIDIA-L4", "L4"),
+        ("Tesla-T4", "T4"),
+        ("nvidia-tesla-a100", "A100"),
+        ("nvidia-l4", "L4"),
+        (None, None),
+    ],
+)
+def test_the_ray_accelerator_type_is_read_from_the_gpu_product(product: str | None, expected: str | None) -> None:
+    from components.spec import GpuPool
+
+    assert GpuPool(type="gpu", product=product).ray_accelerator_type == expected
+    assert GpuPool(type="gpu", product=product, acceleratorType="A10G").ray_accelerator_type == "A10G"
+
+
+def test_a_model_asking_for_an_accelerator_no_pool_has_is_a_config_error() -> None:
+    service = llm_service()
+    service["applications"][0]["models"][0]["acceleratorType"] = "H100"
+    lines = errors(platform(rayServices=[service]))
+    assert any(
+        ".models[0].acceleratorType: 'H100' is not the accelerator type of any GPU pool" in line for line in lines
+    ), lines
+
+
+def test_rays_autoscaler_sees_the_accelerator_type_of_the_prod_llm_service() -> None:
+    """Ray 2.60.0's own KubeRay autoscaling config builder, run on the rendered prod RayService."""
+    from ray.autoscaler._private.kuberay.autoscaling_config import _derive_autoscaling_config_from_ray_cr
+
+    from tools.preview import run_preview
+
+    (service,) = [m for m in run_preview("prod").manifests if m["kind"] == "RayService"]
+    cluster = {"metadata": service["metadata"], "spec": service["spec"]["rayClusterConfig"]}
+    config = _derive_autoscaling_config_from_ray_cr(cluster)
+    gpu = config["available_node_types"]["gpu"]["resources"]
+    assert gpu["accelerator_type:A100"] == 1 and gpu["GPU"] == 4
 
 
 def test_the_llm_serve_config_is_ray_serve_llm_with_the_parallelism() -> None:
@@ -621,9 +662,21 @@ def test_beta_gates_a_workload_needs_cannot_be_switched_off() -> None:
 def test_llm_configs_are_checked_with_ray_serve_llm(change: dict[str, Any], expected: str) -> None:
     service = llm_service()
     service["applications"][0]["models"][0].update(change)
-    (obj,) = build(platform(rayServices=[service]))
+    data = platform(rayServices=[service])
+    if "acceleratorType" in change:  # the pool must advertise it, or the spec stops it first
+        data["workloads"]["pools"] = {**POOLS, "a100": {**POOLS["a100"], "acceleratorType": change["acceleratorType"]}}
+    (obj,) = build(data)
     problems = serve_config_errors(obj["spec"]["serveConfigV2"])
     if expected:
         assert any(expected in p and p.startswith("applications.0.args.llm_configs.0.") for p in problems), problems
     else:
         assert problems == ()  # vLLM engine arguments are vLLM's to judge at start-up
+
+
+def test_ray_start_gets_the_accelerator_resource_as_the_shell_hands_it_over() -> None:
+    from components.manifests.ray_start import ray_start_command
+
+    (service,) = build(platform(rayServices=[llm_service()]))
+    argv = ray_start_command(groups(service)["gpu"], head_address="head:6379")
+    assert '--resources={"accelerator_type:A100": 1}' in argv  # KubeRay runs it through a shell
+    assert "--num-gpus=4" in argv

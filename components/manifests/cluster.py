@@ -7,6 +7,7 @@ volumes and credentials come out the same for every kind.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,23 +37,13 @@ SERVE_PORT = {"containerPort": 8000, "name": "serve"}
 AUTOSCALER_RESOURCES = Resources(cpu="500m", memory="512Mi")
 """The autoscaler sidecar's requests and limits (KubeRay's samples use the same)."""
 
-RAYLET_READINESS = {
-    # The raylet's health through the dashboard agent: what KubeRay's own worker probe checks, minus
-    # the Serve proxy check it adds for RayService workers. Multi-host vLLM (pipeline parallelism)
-    # places no proxy on non-primary workers, so with the proxy check they never turn Ready
-    # (kuberay#2552).
-    "exec": {
-        "command": [
-            "bash",
-            "-c",
-            "wget --tries 1 -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success",
-        ]
-    },
-    "initialDelaySeconds": 10,
-    "periodSeconds": 5,
-    "timeoutSeconds": 2,
-    "failureThreshold": 10,
-}
+
+def accelerator_resources(accelerator_type: str) -> str:
+    """``rayStartParams.resources`` advertising the accelerator type, in the one quoting both
+    readers accept: KubeRay trims quotes and parses JSON (``getResourcesMap``) and passes the flag
+    through a shell; Ray's autoscaling config builder drops the first and last character and
+    backslashes before parsing (``_get_custom_resources``), and wants whole numbers."""
+    return "'" + json.dumps({f"accelerator_type:{accelerator_type}": 1}) + "'"
 
 
 @dataclass(frozen=True)
@@ -60,7 +51,6 @@ class WorkerOptions:
     """What a workload kind adds to its worker pods."""
 
     termination_grace_period_seconds: int | None = None
-    raylet_readiness_probe: bool = False
     serve_port: bool = False
     accelerator_groups_from_zero: bool = False
     """Incremental RayService upgrades: the pending cluster's accelerator groups start empty and
@@ -146,6 +136,8 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
     if isinstance(pool, GpuPool):
         extra["nvidia.com/gpu"] = str(pool.gpus_per_pod)
         params["num-gpus"] = str(pool.gpus_per_pod)  # what KubeRay would derive, stated explicitly
+        if pool.ray_accelerator_type:
+            params["resources"] = accelerator_resources(pool.ray_accelerator_type)
         if pool.product:
             selector[pool.product_label] = pool.product
     elif isinstance(pool, TpuPool):
@@ -156,8 +148,6 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
     container = _container("ray-worker", image(w, pools), container_resources(g.resources, extra), w)
     if options.serve_port:
         container["ports"] = [dict(SERVE_PORT)]
-    if options.raylet_readiness_probe:
-        container["readinessProbe"] = RAYLET_READINESS
     pod = _pod_spec(container, w, selector, pool.tolerations)
     if options.termination_grace_period_seconds is not None:
         pod["terminationGracePeriodSeconds"] = options.termination_grace_period_seconds

@@ -10,6 +10,7 @@ a test start real Ray processes with exactly the flags a cluster would get.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,8 +44,17 @@ def ray_start_command(group: PodGroup, head_address: str | None = None) -> list[
         if head_address is None:
             raise ValueError("a worker's ray start needs the head address")
         argv.append(f"--address={head_address}")
-    argv += [f"--{key}={value}" for key, value in sorted(params.items())]
+    argv += [f"--{key}={_shell_word(value)}" for key, value in sorted(params.items())]
     return [*argv, "--block"]
+
+
+def _shell_word(value: str) -> str:
+    """The value as the shell KubeRay runs ``ray start`` in hands it over (quotes removed)."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return value
+    return words[0] if len(words) == 1 else value
 
 
 def with_flags(argv: list[str], overrides: Mapping[str, Any]) -> list[str]:

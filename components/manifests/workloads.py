@@ -166,7 +166,6 @@ def ray_service(service: RayServiceSpec, pools: Pools, environment: str) -> dict
     strategy = upgrade_strategy(service, pools)
     options = WorkerOptions(
         termination_grace_period_seconds=grace_period(service),
-        raylet_readiness_probe=service.multi_host_llm,
         serve_port=True,
         accelerator_groups_from_zero=strategy == "NewClusterWithIncrementalUpgrade",
     )

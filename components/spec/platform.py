@@ -108,7 +108,17 @@ def _service_checks(path: str, service: RayServiceSpec, pools: Mapping[str, Any]
                     f"the GPU worker groups reach only {gpus_at_max} at maxReplicas; raise maxReplicas",
                 )
             )
+        advertised = sorted({t for p in gpu_pools if (t := p.ray_accelerator_type)})
         for j, model in enumerate(app.models):
+            if model.accelerator_type and model.accelerator_type not in advertised:
+                problems.append(
+                    (
+                        f"{path}.applications[{i}].models[{j}].acceleratorType",
+                        f"{model.accelerator_type!r} is not the accelerator type of any GPU pool this service runs on "
+                        f"(they advertise {advertised or 'none'}); the autoscaler could never add nodes for it. Set "
+                        "the pool's acceleratorType (or product), or drop acceleratorType from the model",
+                    )
+                )
             if model.tensor_parallel_size > per_pod:
                 problems.append(
                     (

@@ -56,6 +56,21 @@ class GpuPool(Model):
     """GPU nodes are usually tainted so CPU work stays off them; GPU pods tolerate the taint."""
     cuda: Literal["gpu", "cu121", "cu124", "cu125", "cu128"] = "gpu"
     """Ray image variant: ``<rayVersion>-<python>-gpu`` (Ray's default CUDA) or a pinned CUDA."""
+    accelerator_type: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    """Ray's name for these GPUs (``A100``, ``H100``, ``L4``), advertised as the resource
+    ``accelerator_type:<type>`` so the autoscaler can scale for work that asks for it (Ray Serve
+    LLM's ``accelerator_type`` puts it in every placement bundle; Ray's KubeRay autoscaling config
+    builder sees only resources the group declares). Default: read from ``product``
+    (``NVIDIA-A100-SXM4-80GB`` and ``nvidia-tesla-a100`` give ``A100``)."""
+
+    @property
+    def ray_accelerator_type(self) -> str | None:
+        if self.accelerator_type is not None:
+            return self.accelerator_type
+        if self.product is None:
+            return None
+        model = re.sub(r"^(nvidia-)?(tesla-)?", "", self.product, flags=re.IGNORECASE).split("-")[0]
+        return model.upper() or None
 
 
 class TpuPool(Model):

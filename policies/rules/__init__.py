@@ -18,6 +18,7 @@ from policies.rules import (
     image_tag,
     incremental_upgrade,
     kueue,
+    llm_accelerator_advertised,
     llm_serving_grace_period,
     managed_by,
     memory_request_below_limit,
@@ -28,6 +29,7 @@ from policies.rules import (
     runtime_env_installs,
     serve_config_schema,
     serve_traffic_through_head,
+    serve_worker_readiness,
     serving_gcs_fault_tolerance,
     serving_min_replicas,
     shared_redis_namespace,
@@ -49,6 +51,7 @@ RESOURCE_RULES: list[ResourceRule] = [
     accelerator_params.RULE,
     tpu_topology.RULE,
     worker_probe_dashboard.RULE,
+    serve_worker_readiness.RULE,
     # Images and runtime environments
     image_tag.RULE,
     image_digest.RULE,
@@ -62,6 +65,7 @@ RESOURCE_RULES: list[ResourceRule] = [
     blue_green_accelerator_service.RULE,
     llm_serving_grace_period.RULE,
     serve_config_schema.RULE,
+    llm_accelerator_advertised.RULE,
     incremental_upgrade.RULE,
     # Security
     auth_disabled.RULE,
