@@ -119,7 +119,7 @@ ALSO: dict[str, set[str]] = {
     # An exposed head without auth is, necessarily, also a cluster without auth.
     "head-exposed-without-auth": {"auth-disabled"},
     # The CPU RayService twin needs rocksdb GCS FT, whose operator gate is off by default.
-    "serving-min-replicas": {"feature-gate-off"},
+    "serving-min-replicas": {"feature-gates-unknown"},
     # A moving or missing tag is, necessarily, also a reference without a digest.
     "image-tag": {"image-digest"},
 }
@@ -173,7 +173,7 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
         (
             "raycluster",
             lambda o: worker(o).update(rayStartParams={"num-gpus": "1"}),
-            "num-gpus is '1' but the pod requests no nvidia.com/gpu",
+            "num-gpus is '1' but the pod requests no GPU (nvidia.com/gpu, amd.com/gpu or a MIG profile)",
         ),
         (
             "rayservice",
@@ -284,6 +284,13 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
         ("rayservice", lambda o: worker(o)["template"]["spec"].pop("terminationGracePeriodSeconds"), "is 30 (default)"),
         ("rayservice", lambda o: worker(o)["template"]["spec"].update(terminationGracePeriodSeconds=120), "is 120"),
     ],
+    "group-resources-conflict": [
+        (
+            "raycluster",
+            lambda o: head(o).update(resources={"CPU": "0"}),
+            "both rayStartParams (num-cpus) and resources",
+        ),
+    ],
     "serve-worker-readiness": [
         (
             "rayservice",
@@ -334,6 +341,14 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
         ("rayjob", lambda o: cluster(o).update(authOptions={"mode": "disabled"}), "authOptions.mode is disabled"),
     ],
     "head-exposed-without-auth": [
+        (
+            "raycluster",
+            lambda o: (
+                cluster(o).pop("authOptions", None),
+                head(o).update(headService={"spec": {"type": "LoadBalancer"}}),
+            ),
+            "headService of type LoadBalancer",
+        ),
         ("raycluster", _head_exposed, "exposes the head (serviceType LoadBalancer) without token auth"),
     ],
     "redis-password-missing": [
@@ -411,7 +426,7 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
     "kueue-worker-group-limit": [
         ("rayjob", _many_groups, "has 18 groups; Kueue admits at most 17"),
     ],
-    "feature-gate-off": [
-        ("raycluster", _rocksdb, "needs the operator feature gate GCSFaultToleranceEmbeddedStorage"),
+    "feature-gates-unknown": [
+        ("raycluster", _rocksdb, "needs the operator feature gate GCSFaultToleranceEmbeddedStorage (off by default"),
     ],
 }

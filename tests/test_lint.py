@@ -130,7 +130,9 @@ def _operator(gates: str) -> dict:
 def test_stack_rules_apply_across_all_files_given_together(tmp_path: Path) -> None:
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(_rocksdb_cluster()))
     alone = lint([str(tmp_path / "cluster.yaml")], "prod")
-    assert [(Path(p).name, v.policy) for p, v in alone] == [("cluster.yaml", "feature-gate-off")]
+    assert [(Path(p).name, v.policy, v.enforcement) for p, v in alone] == [
+        ("cluster.yaml", "feature-gates-unknown", "advisory")
+    ]
     (tmp_path / "operator.yaml").write_text(yaml.safe_dump(_operator("GCSFaultToleranceEmbeddedStorage=true")))
     assert lint([str(tmp_path / "cluster.yaml"), str(tmp_path / "operator.yaml")], "prod") == []
 

@@ -53,7 +53,9 @@ def test_each_golden_object_passes_every_rule_in_every_environment(name: str) ->
 
 
 def test_every_rule_has_violating_fixtures() -> None:
-    assert sorted(CASES) == sorted(set(ALL_RULES) - {"shared-redis-storage-namespace", "missing-local-queue"})
+    # Stack rules that need other objects too are proven by their own tests below.
+    stack_only = {"shared-redis-storage-namespace", "missing-local-queue", "feature-gate-off"}
+    assert sorted(CASES) == sorted(set(ALL_RULES) - stack_only)
 
 
 CASE_PARAMS = [
@@ -180,7 +182,7 @@ def test_every_upstream_sample_runs_through_every_rule_with_the_expected_finding
     found = {(path, v.policy) for path, obj in all_samples() for v in evaluate([obj], RuleContext("prod"))}
     expected = {
         ("kuberay/ray-job.resources.yaml", "accelerator-params"),  # num-gpus "2" on a head without GPUs
-        ("kuberay/ray-cluster.embedded-gcs-ft.yaml", "feature-gate-off"),  # rocksdb, alpha gate off by default
+        ("kuberay/ray-cluster.embedded-gcs-ft.yaml", "feature-gates-unknown"),  # rocksdb; gate unknown alone
         ("kuberay/ray-cluster-label-selector.yaml", "image-tag"),  # rayproject/ray:nightly
         ("kuberay/ray-cluster.separate-ingress.yaml", "head-exposed-without-auth"),  # NodePort head, no auth
         ("kuberay/ray-service.deepseek.yaml", "llm-serving-grace-period"),  # default 30 s drain
@@ -529,3 +531,53 @@ def test_a_readiness_probe_that_includes_the_serve_check_is_fine() -> None:
         "readinessProbe"
     ] = probe
     assert "serve-worker-readiness" not in fired([service])
+
+
+def _mig_cluster() -> dict[str, Any]:
+    obj = golden("raycluster")
+    group = obj["spec"]["workerGroupSpecs"][0]
+    pod = group["template"]["spec"]
+    pod["containers"][0]["resources"]["limits"]["nvidia.com/mig-3g.40gb"] = "1"
+    pod["containers"][0]["resources"]["requests"]["nvidia.com/mig-3g.40gb"] = "1"
+    pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    pod["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    group["rayStartParams"] = {"num-gpus": "1"}
+    obj["spec"]["headGroupSpec"]["rayStartParams"]["num-gpus"] = "0"
+    return obj
+
+
+def test_mig_profiles_count_as_gpus_as_kuberay_counts_them() -> None:
+    """KubeRay's IsGPUResourceKey: nvidia.com/mig-<n>g.<m>gb is a GPU (one slice = one Ray GPU)."""
+    found = fired([_mig_cluster()])
+    assert not {"accelerator-params", "worker-groups-by-hardware", "head-runs-tasks"} & set(found), found
+    obj = _mig_cluster()
+    obj["spec"]["workerGroupSpecs"][0]["rayStartParams"] = {"num-gpus": "2"}
+    assert any("has 1 GPU(s)" in m for m in fired([obj])["accelerator-params"])
+
+
+def test_a_head_kept_free_by_its_resources_map_passes_and_advice_never_asks_for_both() -> None:
+    obj = golden("raycluster")
+    obj["spec"]["headGroupSpec"]["rayStartParams"] = {}
+    obj["spec"]["headGroupSpec"]["resources"] = {"CPU": "0"}
+    found = fired([obj])
+    assert "head-runs-tasks" not in found and "group-resources-conflict" not in found
+    obj["spec"]["headGroupSpec"]["resources"] = {"CPU": "2"}
+    (message,) = fired([obj])["head-runs-tasks"]
+    assert message == "spec.headGroupSpec.resources.CPU is '2': set it to \"0\" so the head runs no tasks"
+
+
+def test_gates_from_the_policy_config_judge_manifests_linted_without_their_operator() -> None:
+    from policies.rules.feature_gate_off import RULE, UNKNOWN_RULE
+
+    obj = golden("raycluster")
+    obj["spec"]["gcsFaultToleranceOptions"] = {"backend": "rocksdb"}
+    resources = [("kubernetes:ray.io/v1:RayCluster", obj)]
+    assert list(RULE.check(resources, RuleContext("prod"))) == []  # unknown: not a mandatory finding
+    ((_, unknown),) = list(UNKNOWN_RULE.check(resources, RuleContext("prod")))
+    assert "no kuberay-operator is among the inputs" in unknown
+    off = RuleContext("prod", {"operatorFeatureGates": {"GCSFaultToleranceEmbeddedStorage": False}})
+    ((_, message),) = list(RULE.check(resources, off))
+    assert "off in the policy config" in message
+    assert list(UNKNOWN_RULE.check(resources, off)) == []
+    on = RuleContext("prod", {"operatorFeatureGates": {"GCSFaultToleranceEmbeddedStorage": True}})
+    assert list(RULE.check(resources, on)) == []

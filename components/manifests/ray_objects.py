@@ -9,6 +9,7 @@ may be anything a user wrote: every accessor tolerates missing keys and wrong ty
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -126,6 +127,19 @@ def container_resource(container: Mapping[str, Any], resource: str) -> Any:
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu")
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+TPU_RESOURCE = "google.com/tpu"
+_MIG = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb$")
+
+
+def is_gpu_resource(key: str) -> bool:
+    """A resource KubeRay counts as GPUs (``IsGPUResourceKey``, KubeRay 1.7.0 utils/resources.go): a
+    name ending in ``gpu`` or an NVIDIA MIG profile (``nvidia.com/mig-3g.40gb``); one MIG slice is
+    one GPU to Ray."""
+    return key.endswith("gpu") or bool(_MIG.search(key))
+
+
+def is_accelerator_resource(key: str) -> bool:
+    return key == TPU_RESOURCE or is_gpu_resource(key)
 
 
 def number(value: Any) -> float | None:
@@ -140,12 +154,16 @@ def number(value: Any) -> float | None:
 
 
 def accelerators(container: Mapping[str, Any]) -> dict[str, float]:
-    """Accelerator resource -> count the container asks for (limit, else request)."""
+    """Accelerator resource (GPUs, MIG profiles, TPUs) -> count the container asks for (limit, else
+    request)."""
+    res = as_map(container.get("resources"))
+    keys = {str(k) for section in ("limits", "requests") for k in as_map(res.get(section))}
     out = {}
-    for res in ACCELERATOR_RESOURCES:
-        amount = number(container_resource(container, res))
-        if amount:
-            out[res] = amount
+    for key in sorted(keys):
+        if is_accelerator_resource(key):
+            amount = number(container_resource(container, key))
+            if amount:
+                out[key] = amount
     return out
 
 

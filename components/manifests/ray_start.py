@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.manifests.quantity import parse_quantity
-from components.manifests.ray_objects import GPU_RESOURCES, PodGroup, as_map, number
+from components.manifests.ray_objects import PodGroup, as_map, is_gpu_resource, number
 
 METRICS_PORT = "8080"
 DASHBOARD_AGENT_PORT = "52365"
@@ -32,7 +32,8 @@ def ray_start_command(group: PodGroup, head_address: str | None = None) -> list[
     memory = parse_quantity(limits.get("memory", requests.get("memory")))
     if memory is not None:
         params.setdefault("memory", str(int(memory)))
-    gpus = sum(number(limits.get(r)) or 0 for r in GPU_RESOURCES)
+    # KubeRay takes the first GPU resource (sorted) with a positive limit (addWellKnownAcceleratorResources)
+    gpus = next((n for k in sorted(map(str, limits)) if is_gpu_resource(k) and (n := number(limits[k]))), None)
     if gpus:
         params.setdefault("num-gpus", str(int(gpus)))
     params.setdefault("metrics-export-port", METRICS_PORT)

@@ -11,6 +11,7 @@ from policies.rules import (
     deletion_rules_conflict,
     deprecated_api_version,
     feature_gate_off,
+    group_resources_conflict,
     head_exposed_without_auth,
     head_runs_tasks,
     image_digest,
@@ -52,6 +53,7 @@ RESOURCE_RULES: list[ResourceRule] = [
     tpu_topology.RULE,
     worker_probe_dashboard.RULE,
     serve_worker_readiness.RULE,
+    group_resources_conflict.RULE,
     # Images and runtime environments
     image_tag.RULE,
     image_digest.RULE,
@@ -85,5 +87,6 @@ RESOURCE_RULES: list[ResourceRule] = [
 STACK_RULES: list[StackRule] = [
     shared_redis_namespace.RULE,
     feature_gate_off.RULE,
+    feature_gate_off.UNKNOWN_RULE,
     missing_local_queue.RULE,
 ]

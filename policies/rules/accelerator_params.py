@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import GPU_RESOURCES, as_map, group_accelerators, number, pod_groups
+from components.manifests.ray_objects import as_map, group_accelerators, is_gpu_resource, number, pod_groups
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
 
 
@@ -34,14 +34,14 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
     for group in pod_groups(props):
         params = group.ray_start_params
         accel = group_accelerators(group)
-        gpus = sum(v for k, v in accel.items() if k in GPU_RESOURCES)
+        gpus = sum(v for k, v in accel.items() if is_gpu_resource(k))
         where = f"{group.path}.rayStartParams"
         if "num-gpus" in params:
             declared = number(params["num-gpus"])
             if declared and not gpus:
                 yield (
-                    f"{where}.num-gpus is {params['num-gpus']!r} but the pod requests no nvidia.com/gpu or "
-                    "amd.com/gpu; add the GPU limit or drop num-gpus"
+                    f"{where}.num-gpus is {params['num-gpus']!r} but the pod requests no GPU (nvidia.com/gpu, "
+                    "amd.com/gpu or a MIG profile); add the GPU limit or drop num-gpus"
                 )
             elif declared is not None and gpus and declared != gpus:
                 yield (

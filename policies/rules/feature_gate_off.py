@@ -5,8 +5,10 @@ Severity: mandatory everywhere.
 Why: KubeRay ignores (or rejects) fields behind an alpha gate that is off: a rocksdb GCS backend,
 ``networkPolicy``, ``tlsOptions``, ``historyServerOptions`` or a RayCronJob would apply cleanly and
 then do nothing. The gates in force are read from the operator among the resources: its Deployment's
-``--feature-gates`` argument, or the kuberay-operator chart's ``featureGates`` values; with neither,
-KubeRay 1.7.0's defaults (alpha gates off) apply.
+``--feature-gates`` argument, or the kuberay-operator chart's ``featureGates`` values; else from the
+policy config option ``operatorFeatureGates`` (gate -> enabled, over KubeRay 1.7.0's defaults), for
+manifests linted without their operator. With neither the gates are unknown: this rule says nothing
+and ``feature-gates-unknown`` (advisory) says so.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from components.manifests.feature_gates import FIELD_GATES, gates_used_by
 from components.manifests.ray_objects import as_list, as_map, dig
 from components.spec import FEATURE_GATES
-from policies.rules.base import MANDATORY, Resource, RuleContext, StackRule, as_object
+from policies.rules.base import MANDATORY, Resource, RuleContext, StackRule, as_object, levels
 
 CHART_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v3:Release")
 
@@ -35,8 +37,21 @@ def _from_args(obj: Mapping[str, Any]) -> dict[str, bool] | None:
     return None
 
 
-def operator_gates(resources: list[Resource]) -> tuple[dict[str, bool], str]:
-    """(gate -> enabled, where that was read) for the operator among ``resources``."""
+OPTIONS: dict[str, dict[str, Any]] = {
+    "operatorFeatureGates": {
+        "type": "object",
+        "additionalProperties": {"type": "boolean"},
+        "default": {},
+        "description": "The operator's gates (over KubeRay 1.7.0's defaults) when it is not among the inputs.",
+    }
+}
+
+
+def operator_gates(
+    resources: list[Resource], configured: Mapping[str, Any] | None = None
+) -> tuple[dict[str, bool], str] | None:
+    """(gate -> enabled, where that was read) for the operator among ``resources``, else from the
+    ``operatorFeatureGates`` option; None when neither tells."""
     for rtype, props in resources:
         if rtype in CHART_TYPES and props.get("chart") == "kuberay-operator":
             listed = as_list(dig(props, "values", "featureGates"))
@@ -48,11 +63,16 @@ def operator_gates(resources: list[Resource]) -> tuple[dict[str, bool], str]:
             found = _from_args(obj)
             if found is not None:
                 return {**FEATURE_GATES, **found}, f"Deployment {dig(obj, 'metadata', 'name')} --feature-gates"
-    return dict(FEATURE_GATES), "KubeRay 1.7.0 defaults (no operator among the resources)"
+    if configured:
+        return {**FEATURE_GATES, **{str(k): v is True for k, v in configured.items()}}, "the policy config"
+    return None
 
 
 def check(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, str]]:
-    gates, source = operator_gates(resources)
+    found = operator_gates(resources, as_map(ctx.options.get("operatorFeatureGates")))
+    if found is None:
+        return
+    gates, source = found
     for i, (rtype, props) in enumerate(resources):
         for gate in sorted(gates_used_by(as_object(rtype, props))):
             if not gates.get(gate, False):
@@ -69,5 +89,30 @@ RULE = StackRule(
     name="feature-gate-off",
     description="Fields behind an operator feature gate are used only with the gate on.",
     levels=MANDATORY,
+    options=OPTIONS,
     check=check,
+)
+
+
+def check_unknown(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, str]]:
+    if operator_gates(resources, as_map(ctx.options.get("operatorFeatureGates"))) is not None:
+        return
+    for i, (rtype, props) in enumerate(resources):
+        for gate in sorted(gates_used_by(as_object(rtype, props))):
+            if FEATURE_GATES.get(gate, False):
+                continue  # a beta gate, on unless someone switched it off
+            yield (
+                i,
+                f"uses {FIELD_GATES[gate]}, which needs the operator feature gate {gate} (off by default in KubeRay "
+                "1.7.0): no kuberay-operator is among the inputs to tell whether it is on; lint it together with "
+                "the operator (chart values or Deployment), or set operatorFeatureGates in the policy config",
+            )
+
+
+UNKNOWN_RULE = StackRule(
+    name="feature-gates-unknown",
+    description="Fields behind an operator feature gate, judged without the operator: the gate is unknown.",
+    levels=levels("advisory", "advisory", "advisory"),
+    options=OPTIONS,
+    check=check_unknown,
 )

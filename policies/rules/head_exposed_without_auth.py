@@ -2,10 +2,12 @@
 
 Severity: advisory in dev, mandatory in staging and prod.
 
-Why: ``headGroupSpec.serviceType: LoadBalancer``/``NodePort`` or ``enableIngress: true`` publishes the
-dashboard and job-submission API; without ``authOptions.mode: token`` that is remote code
-execution for anyone on the network (exposed Ray dashboards are a known attack vector, e.g. the
-ShadowRay campaign).
+Why: ``headGroupSpec.serviceType: LoadBalancer``/``NodePort``, a custom ``headGroupSpec.headService``
+of those types (KubeRay adds the head container's ports, dashboard and client among them, to it:
+``BuildServiceForHeadPod`` in ray-operator/controllers/ray/common/service.go) or
+``enableIngress: true`` publishes the dashboard and job-submission API; without
+``authOptions.mode: token`` that is remote code execution for anyone on the network (exposed Ray
+dashboards are a known attack vector, e.g. the ShadowRay campaign).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
     exposed = []
     if head.get("serviceType") in EXPOSING_TYPES:
         exposed.append(f"serviceType {head['serviceType']}")
+    custom_type = dig(head, "headService", "spec", "type")
+    if custom_type in EXPOSING_TYPES:
+        exposed.append(f"headService of type {custom_type}")
     if head.get("enableIngress") is True:
         exposed.append("enableIngress")
     if exposed and dig(spec, "authOptions", "mode") != "token":

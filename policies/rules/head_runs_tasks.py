@@ -16,13 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import (
-    ACCELERATOR_RESOURCES,
-    GPU_RESOURCES,
-    container_resource,
-    head_group,
-    pod_groups,
-)
+from components.manifests.ray_objects import accelerators, as_map, head_group, is_gpu_resource, pod_groups
 from policies.rules.base import ResourceRule, RuleContext, levels
 
 
@@ -31,7 +25,7 @@ def _zero(value: Any) -> bool:
 
 
 def _has_gpus(containers: list[Mapping[str, Any]]) -> bool:
-    return any(container_resource(c, gpu) not in (None, 0, "0") for c in containers for gpu in GPU_RESOURCES)
+    return any(is_gpu_resource(k) for c in containers for k in accelerators(c))
 
 
 def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
@@ -40,21 +34,26 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
     if head is None:
         return
     params = head.ray_start_params
-    where = f"{head.path}.rayStartParams"
-    if "num-cpus" not in params:
-        yield f'{where}: set num-cpus: "0" so tasks and actors are never scheduled on the head'
-    elif not _zero(params["num-cpus"]):
-        yield f'{where}.num-cpus is {params["num-cpus"]!r}: set it to "0" so the head runs no tasks'
-    for acc in ACCELERATOR_RESOURCES:
-        amount = container_resource(head.ray_container, acc)
-        if amount not in (None, 0, "0"):
-            yield (
-                f"{head.path}.template.spec.containers[0].resources requests {acc}: {amount}: "
-                f"the head needs no accelerators; move them to a worker group"
-            )
+    # KubeRay 1.7.0 also takes Ray resources from the group's ``resources`` map, and refuses a group
+    # that sets them in both places (``validateRayGroupResources``): advise the place in use.
+    group_resources = {str(k).lower(): v for k, v in as_map(head.group.get("resources")).items()}
+    uses_map = bool(group_resources)
+    where = f"{head.path}.resources" if uses_map else f"{head.path}.rayStartParams"
+    cpu_key, gpu_key = ("cpu", "gpu") if uses_map else ("num-cpus", "num-gpus")
+    cpu_name, gpu_name = ("CPU", "GPU") if uses_map else (cpu_key, gpu_key)
+    values = group_resources if uses_map else dict(params)
+    if cpu_key not in values:
+        yield f'{where}: set {cpu_name}: "0" so tasks and actors are never scheduled on the head'
+    elif not _zero(values[cpu_key]):
+        yield f'{where}.{cpu_name} is {values[cpu_key]!r}: set it to "0" so the head runs no tasks'
+    for acc, amount in accelerators(head.ray_container).items():
+        yield (
+            f"{head.path}.template.spec.containers[0].resources requests {acc}: {amount:g}: "
+            f"the head needs no accelerators; move them to a worker group"
+        )
     gpus_anywhere = any(_has_gpus(g.containers) for g in groups)
-    if gpus_anywhere and not _zero(params.get("num-gpus", "missing")):
-        yield f'{where}: the cluster has GPUs; set num-gpus: "0" so GPU work never lands on the head'
+    if gpus_anywhere and not _zero(values.get(gpu_key, "missing")):
+        yield f'{where}: the cluster has GPUs; set {gpu_name}: "0" so GPU work never lands on the head'
 
 
 RULE = ResourceRule(

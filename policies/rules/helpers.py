@@ -10,12 +10,12 @@ from typing import Any
 import yaml
 
 from components.manifests.ray_objects import (
-    GPU_RESOURCES,
     PodGroup,
     as_list,
     as_map,
     dig,
     group_accelerators,
+    is_gpu_resource,
     job_spec,
     job_spec_path,
     pod_groups,
@@ -95,7 +95,7 @@ def split_image(image: str) -> tuple[str, str | None, str | None]:
 
 
 def is_gpu_group(group: PodGroup) -> bool:
-    return any(res in GPU_RESOURCES for res in group_accelerators(group))
+    return any(is_gpu_resource(res) for res in group_accelerators(group))
 
 
 def serving_text(obj: Mapping[str, Any]) -> str:
