@@ -120,6 +120,8 @@ ALSO: dict[str, set[str]] = {
     "head-exposed-without-auth": {"auth-disabled"},
     # The CPU RayService twin needs rocksdb GCS FT, whose operator gate is off by default.
     "serving-min-replicas": {"feature-gates-unknown"},
+    # networkPolicy is behind an alpha gate: judged alone, the gate is unknown.
+    "network-policy-incomplete": {"feature-gates-unknown"},
     # A moving or missing tag is, necessarily, also a reference without a digest.
     "image-tag": {"image-digest"},
 }
@@ -283,6 +285,18 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
     "llm-serving-grace-period": [
         ("rayservice", lambda o: worker(o)["template"]["spec"].pop("terminationGracePeriodSeconds"), "is 30 (default)"),
         ("rayservice", lambda o: worker(o)["template"]["spec"].update(terminationGracePeriodSeconds=120), "is 120"),
+    ],
+    "network-policy-incomplete": [
+        (
+            "raycluster",
+            lambda o: cluster(o).update(networkPolicy={"mode": "DenyAll"}),
+            "no DNS egress (port 53)",
+        ),
+        (
+            "rayservice",
+            lambda o: cluster(o).update(networkPolicy={"mode": "DenyAllIngress"}),
+            "lets nothing outside the cluster reach the head's dashboard",
+        ),
     ],
     "group-resources-conflict": [
         (

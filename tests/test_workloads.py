@@ -680,3 +680,67 @@ def test_ray_start_gets_the_accelerator_resource_as_the_shell_hands_it_over() ->
     argv = ray_start_command(groups(service)["gpu"], head_address="head:6379")
     assert '--resources={"accelerator_type:A100": 1}' in argv  # KubeRay runs it through a shell
     assert "--num-gpus=4" in argv
+
+
+# --- Network policies that leave the cluster working ----------------------------------------------
+
+
+def _service_with_policy(policy: Any, **gcs: Any) -> dict[str, Any]:
+    service = llm_service(networkPolicy=policy)
+    if gcs:
+        service["gcsFaultTolerance"] = gcs
+    return service
+
+
+def test_deny_all_ingress_lets_the_operator_and_named_clients_reach_a_service_head() -> None:
+    (obj,) = build(platform(rayServices=[_service_with_policy({"mode": "DenyAllIngress", "clientsFrom": ["apps"]})]))
+    policy = obj["spec"]["rayClusterConfig"]["networkPolicy"]
+    assert policy["mode"] == "DenyAllIngress" and "worker" not in policy  # no egress rules: KubeRay refuses them
+    operator, clients = policy["head"]["ingressRules"]
+    assert operator["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["kuberay-system"]
+    assert [p["port"] for p in operator["ports"]] == [8265, 8000]
+    assert [p["port"] for p in clients["ports"]] == [10001, 8265]
+    from policies.rules.network_policy_incomplete import check
+
+    assert list(check("", obj, None)) == []  # type: ignore[arg-type]
+
+
+def test_deny_all_adds_dns_and_api_server_egress() -> None:
+    policy = {"mode": "DenyAll", "apiServerCidrs": ["10.0.0.1/32"], "egressCidrs": ["10.20.0.0/16"]}
+    (obj,) = build(platform(rayServices=[_service_with_policy(policy)]))
+    rendered = obj["spec"]["rayClusterConfig"]["networkPolicy"]
+    head_egress, worker_egress = rendered["head"]["egressRules"], rendered["worker"]["egressRules"]
+    assert head_egress[0]["ports"] == [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+    assert {"ipBlock": {"cidr": "10.0.0.1/32"}} in head_egress[1]["to"]
+    assert all({"ipBlock": {"cidr": "10.0.0.1/32"}} not in r.get("to", []) for r in worker_egress)
+    from policies.rules.network_policy_incomplete import check
+
+    assert list(check("", obj, None)) == []  # type: ignore[arg-type]
+
+
+def test_an_egress_mode_that_cannot_work_is_a_config_error() -> None:
+    lines = errors(platform(rayServices=[_service_with_policy("DenyAllEgress")]))
+    assert any(
+        "networkPolicy.apiServerCidrs: required with mode DenyAllEgress and in-tree autoscaling" in x for x in lines
+    )
+    redis = {"backend": "redis", "redisAddress": "redis:6379", "redisPasswordSecret": {"name": "r", "key": "p"}}
+    lines = errors(
+        platform(rayServices=[_service_with_policy({"mode": "DenyAll", "apiServerCidrs": ["10.0.0.1/32"]}, **redis)])
+    )
+    assert any("networkPolicy.egressCidrs: the head must reach Redis" in x for x in lines), lines
+
+
+def test_the_network_policy_shorthand_is_the_mode() -> None:
+    (obj,) = build(
+        platform(
+            rayClusters=[
+                {
+                    "name": "c",
+                    "namespace": "ray",
+                    "networkPolicy": "DenyAllIngress",
+                    "workerGroups": [{"name": "cpu", "maxReplicas": 2}],
+                }
+            ]
+        )
+    )
+    assert obj["spec"]["networkPolicy"] == {"mode": "DenyAllIngress"}  # a RayCluster: the operator never calls it

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from components.manifests.network_policy import network_policy
 from components.spec import (
     ClusterBase,
     CpuPool,
@@ -191,8 +192,11 @@ def has_gpus(w: ClusterBase, pools: Pools) -> bool:
     return any(isinstance(pools[g.pool], GpuPool) for g in w.worker_groups)
 
 
-def cluster_body(w: ClusterBase, pools: Pools, options: WorkerOptions | None = None) -> dict[str, Any]:
-    """The RayCluster spec of workload ``w``."""
+def cluster_body(
+    w: ClusterBase, pools: Pools, options: WorkerOptions | None = None, operator_namespace: str | None = None
+) -> dict[str, Any]:
+    """The RayCluster spec of workload ``w`` (``operator_namespace``: where the operator runs, for
+    the network policy's operator access)."""
     options = options or WorkerOptions()
     autoscaling = w.autoscaling()
     head_params = {"num-cpus": "0", "dashboard-host": "0.0.0.0"}  # the head schedules no work
@@ -226,7 +230,10 @@ def cluster_body(w: ClusterBase, pools: Pools, options: WorkerOptions | None = N
     if w.gcs_fault_tolerance is not None:
         body["gcsFaultToleranceOptions"] = _gcs_options(w.gcs_fault_tolerance)
     if w.network_policy is not None:
-        body["networkPolicy"] = {"mode": w.network_policy}
+        if operator_namespace is None:
+            raise ValueError("a network policy needs the operator's namespace")
+        kind = {"RayServiceSpec": "RayService", "RayJobSpec": "RayJob"}.get(type(w).__name__, "RayCluster")
+        body["networkPolicy"] = network_policy(kind, w.network_policy, operator_namespace)
     if w.mtls:
         body["tlsOptions"] = {"enabled": True}
     return body

@@ -38,14 +38,14 @@ class PlatformManifests:
 
 def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
     """All objects for ``spec``; raises ConfigError (naming ``source``) on contradictions."""
-    env, kube = spec.environment, spec.kubernetes_version
+    env, kube, op_ns = spec.environment, spec.kubernetes_version, spec.operator.namespace
     pools = spec.workloads.pools
     workloads = [
         with_lifecycle_annotations(obj)
         for obj in (
-            [ray_cluster(w, pools, env) for w in spec.workloads.ray_clusters]
-            + [ray_job(w, pools, env) for w in spec.workloads.ray_jobs]
-            + [ray_service(w, pools, env) for w in spec.workloads.ray_services]
+            [ray_cluster(w, pools, env, op_ns) for w in spec.workloads.ray_clusters]
+            + [ray_job(w, pools, env, op_ns) for w in spec.workloads.ray_jobs]
+            + [ray_service(w, pools, env, op_ns) for w in spec.workloads.ray_services]
         )
     ]
     needed = required_gates(workloads)

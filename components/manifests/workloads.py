@@ -19,12 +19,12 @@ SHUTDOWN_MARGIN_SECONDS = 30
 API_VERSION = "ray.io/v1"
 
 
-def ray_cluster(w: RayClusterSpec, pools: Pools, environment: str) -> dict[str, Any]:
+def ray_cluster(w: RayClusterSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "RayCluster",
         "metadata": metadata(w.name, w.namespace, environment, "ray-cluster"),
-        "spec": cluster_body(w, pools),
+        "spec": cluster_body(w, pools, operator_namespace=operator_namespace),
     }
 
 
@@ -46,7 +46,7 @@ def _condition(job_status: str | None, deployment_status: str | None, ttl: int) 
     return {"jobDeploymentStatus": deployment_status, "ttlSeconds": ttl}
 
 
-def ray_job_spec(job: RayJobSpec, pools: Pools) -> dict[str, Any]:
+def ray_job_spec(job: RayJobSpec, pools: Pools, operator_namespace: str) -> dict[str, Any]:
     """The RayJob ``spec`` (also a RayCronJob's ``jobTemplate``)."""
     spec: dict[str, Any] = {"entrypoint": job.entrypoint, "submissionMode": job.submission_mode}
     runtime_env = _runtime_env_yaml(job)
@@ -65,13 +65,13 @@ def ray_job_spec(job: RayJobSpec, pools: Pools) -> dict[str, Any]:
     if job.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = job.active_deadline_seconds
     spec["backoffLimit"] = job.backoff_limit
-    spec["rayClusterSpec"] = cluster_body(job, pools)
+    spec["rayClusterSpec"] = cluster_body(job, pools, operator_namespace=operator_namespace)
     return spec
 
 
-def ray_job(job: RayJobSpec, pools: Pools, environment: str) -> dict[str, Any]:
+def ray_job(job: RayJobSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
     """A RayJob, or a RayCronJob when the job has a schedule."""
-    spec = ray_job_spec(job, pools)
+    spec = ray_job_spec(job, pools, operator_namespace)
     if job.schedule is None:
         meta = metadata(job.name, job.namespace, environment, "ray-job")
         if job.queue:
@@ -162,7 +162,7 @@ def serve_config(service: RayServiceSpec) -> str:
     return yaml.safe_dump({"applications": apps}, sort_keys=False)
 
 
-def ray_service(service: RayServiceSpec, pools: Pools, environment: str) -> dict[str, Any]:
+def ray_service(service: RayServiceSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
     strategy = upgrade_strategy(service, pools)
     options = WorkerOptions(
         termination_grace_period_seconds=grace_period(service),
@@ -186,6 +186,6 @@ def ray_service(service: RayServiceSpec, pools: Pools, environment: str) -> dict
             "serveConfigV2": serve_config(service),
             "upgradeStrategy": upgrade,
             "excludeHeadPodFromServeSvc": True,  # serve traffic only through workers
-            "rayClusterConfig": cluster_body(service, pools, options),
+            "rayClusterConfig": cluster_body(service, pools, options, operator_namespace),
         },
     }

@@ -279,6 +279,41 @@ class SharedVolume(Model):
         return self
 
 
+CIDR = Annotated[str, Field(pattern=r"^[0-9a-fA-F:.]+/\d{1,3}$")]
+
+
+class NetworkPolicySpec(Model):
+    """KubeRay 1.7.0's managed policies allow only traffic within the cluster (and the RayJob
+    submitter to the dashboard); they add no DNS egress, no operator access and no API server egress
+    (``buildHeadNetworkPolicy``/``buildBaseEgressRules`` in networkpolicy_controller.go say so). The
+    platform adds what a working cluster needs: the operator to the dashboard (8265; RayJobs and
+    RayServices are driven through it) and a RayService's serve port (8000, proxy health), DNS to
+    kube-dns, the API server for the autoscaler, and what you list here. A plain string
+    (``networkPolicy: DenyAllIngress``) is short for ``{mode: ...}``."""
+
+    mode: Literal["DenyAll", "DenyAllIngress", "DenyAllEgress"]
+    clients_from: list[K8sName] = []
+    """Namespaces whose pods may reach the head's client (10001) and dashboard (8265) ports."""
+    api_server_cidrs: list[CIDR] = []
+    """Egress to the Kubernetes API server's endpoints (``kubectl get endpoints kubernetes``): the
+    autoscaler on the head needs it; required with an egress mode and in-tree autoscaling."""
+    egress_cidrs: list[CIDR] = []
+    """Other destinations pods may reach under an egress mode: object store, model hub, Redis."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, str) else value
+
+    @property
+    def restricts_egress(self) -> bool:
+        return self.mode in ("DenyAll", "DenyAllEgress")
+
+    @property
+    def restricts_ingress(self) -> bool:
+        return self.mode in ("DenyAll", "DenyAllIngress")
+
+
 class ClusterBase(Model):
     """What every Ray workload has: its cluster."""
 
@@ -293,8 +328,9 @@ class ClusterBase(Model):
     auth: Literal["token", "disabled"] = "token"
     """Token auth (Ray 2.52+): the operator creates the token Secret. Set explicitly either way."""
     gcs_fault_tolerance: GcsFaultToleranceSpec | None = None
-    network_policy: Literal["DenyAll", "DenyAllIngress", "DenyAllEgress"] | None = None
-    """Operator-managed NetworkPolicy (alpha gate RayClusterNetworkPolicy); DNS egress is yours."""
+    network_policy: NetworkPolicySpec | None = None
+    """Operator-managed NetworkPolicies (alpha gate RayClusterNetworkPolicy), completed with what
+    KubeRay leaves out: operator access, DNS, the API server (see ``NetworkPolicySpec``)."""
     mtls: bool = False
     """Operator-issued mTLS between Ray pods (alpha gate RayClusterMTLS; needs cert-manager)."""
     volumes: list[SharedVolume] = []
@@ -313,6 +349,27 @@ class ClusterBase(Model):
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
                 raise ValueError(f"{label}: names must be unique (repeated: {', '.join(dupes)})")
+        return self
+
+    @model_validator(mode="after")
+    def _network_policy_works(self) -> ClusterBase:
+        policy = self.network_policy
+        if policy is None or not policy.restricts_egress:
+            return self
+        if self.autoscaled and not policy.api_server_cidrs:
+            raise ValueError(
+                f"networkPolicy.apiServerCidrs: required with mode {policy.mode} and in-tree autoscaling (the "
+                "autoscaler on the head calls the API server); list its endpoints' CIDRs, or use DenyAllIngress"
+            )
+        if (
+            self.gcs_fault_tolerance is not None
+            and self.gcs_fault_tolerance.backend == "redis"
+            and not policy.egress_cidrs
+        ):
+            raise ValueError(
+                f"networkPolicy.egressCidrs: the head must reach Redis for GCS fault tolerance under mode "
+                f"{policy.mode}; list the Redis address's CIDR, or use DenyAllIngress"
+            )
         return self
 
     autoscaled_by_default: ClassVar[bool] = True

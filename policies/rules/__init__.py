@@ -24,6 +24,7 @@ from policies.rules import (
     managed_by,
     memory_request_below_limit,
     missing_local_queue,
+    network_policy_incomplete,
     rayservice_upgrade_none,
     redis_password,
     resources_required,
@@ -53,6 +54,7 @@ RESOURCE_RULES: list[ResourceRule] = [
     tpu_topology.RULE,
     worker_probe_dashboard.RULE,
     serve_worker_readiness.RULE,
+    network_policy_incomplete.RULE,
     group_resources_conflict.RULE,
     # Images and runtime environments
     image_tag.RULE,
