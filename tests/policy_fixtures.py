@@ -298,6 +298,13 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
             "lets nothing outside the cluster reach the head's dashboard",
         ),
     ],
+    "local-working-dir": [
+        (
+            "rayjob",
+            lambda o: o["spec"].update(runtimeEnvYAML="working_dir: /app\n"),
+            "working_dir '/app' is a local path",
+        ),
+    ],
     "group-resources-conflict": [
         (
             "raycluster",

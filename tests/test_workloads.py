@@ -28,8 +28,13 @@ POOLS = {
 }
 
 
+PREREQUISITES = {"gatewayApi": True, "tpuWebhook": True}
+"""A cluster with what incremental upgrades and multi-host TPU slices need (tests of their absence
+drop it)."""
+
+
 def platform(environment: str = "prod", **workloads: Any) -> dict[str, Any]:
-    return {"environment": environment, "workloads": {"pools": POOLS, **workloads}}
+    return {"environment": environment, "prerequisites": PREREQUISITES, "workloads": {"pools": POOLS, **workloads}}
 
 
 def build(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -240,10 +245,18 @@ def test_a_queued_job_cannot_use_deletion_rules() -> None:
 def test_the_runtime_env_carries_env_vars_and_working_dir_but_cannot_install() -> None:
     (obj,) = build(
         platform(
-            rayJobs=[job(runtimeEnv={"workingDir": "/app", "envVars": {"B": "2", "A": "1"}}, activeDeadlineSeconds=600)]
+            rayJobs=[
+                job(
+                    runtimeEnv={"workingDir": "s3://b/code.zip", "envVars": {"B": "2", "A": "1"}},
+                    activeDeadlineSeconds=600,
+                )
+            ]
         )
     )
-    assert yaml.safe_load(obj["spec"]["runtimeEnvYAML"]) == {"working_dir": "/app", "env_vars": {"A": "1", "B": "2"}}
+    assert yaml.safe_load(obj["spec"]["runtimeEnvYAML"]) == {
+        "working_dir": "s3://b/code.zip",
+        "env_vars": {"A": "1", "B": "2"},
+    }
     assert obj["spec"]["activeDeadlineSeconds"] == 600
     (line,) = errors(platform(rayJobs=[job(runtimeEnv={"pip": ["torch"]})]))
     assert line.startswith("s.yaml: platform.workloads.rayJobs[0].runtimeEnv.pip: unknown key")
@@ -338,8 +351,11 @@ def test_gpu_groups_advertise_their_accelerator_type() -> None:
 def test_the_ray_accelerator_type_is_read_from_the_gpu_product(product: str | None, expected: str | None) -> None:
     from components.spec import GpuPool
 
-    assert GpuPool(type="gpu", product=product).ray_accelerator_type == expected
-    assert GpuPool(type="gpu", product=product, acceleratorType="A10G").ray_accelerator_type == "A10G"
+    platform = "gke" if product and product.startswith("nvidia-") else "generic"
+    assert GpuPool(type="gpu", product=product, platform=platform).ray_accelerator_type == expected
+    assert (
+        GpuPool(type="gpu", product=product, platform=platform, acceleratorType="A10G").ray_accelerator_type == "A10G"
+    )
 
 
 def test_a_model_asking_for_an_accelerator_no_pool_has_is_a_config_error() -> None:
@@ -442,7 +458,7 @@ def test_shared_volumes_and_secret_env_reach_every_ray_container_and_ingress_has
                 "mountPath": "/data",
                 "nfs": {"server": "nfs.local", "path": "/exports/data", "readOnly": True},
             },
-            {"name": "ckpt", "mountPath": "/ckpt", "pvc": {"claimName": "ckpt"}},
+            {"name": "ckpt", "mountPath": "/ckpt", "pvc": {"claimName": "ckpt", "readWriteMany": True}},
         ],
         "secretEnv": ["s3-credentials"],
     }
@@ -744,3 +760,67 @@ def test_the_network_policy_shorthand_is_the_mode() -> None:
         )
     )
     assert obj["spec"]["networkPolicy"] == {"mode": "DenyAllIngress"}  # a RayCluster: the operator never calls it
+
+
+# --- Environment assumptions made explicit --------------------------------------------------------
+
+
+def test_incremental_upgrades_need_gateway_api_declared() -> None:
+    data = platform(rayServices=[llm_service()])
+    data["prerequisites"] = {"tpuWebhook": True}
+    (line,) = errors(data)
+    assert "rayServices[0].upgrade: incremental upgrades route through Gateway API" in line
+    assert "platform.prerequisites.gatewayApi: true" in line
+
+
+def test_multi_host_tpu_slices_need_the_tpu_webhook_declared() -> None:
+    data = platform(rayJobs=[job(workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 1}])])
+    data["prerequisites"] = {}
+    (line,) = errors(data)
+    assert "workerGroups[0].pool: pool 'v6e' is a multi-host TPU slice (4 hosts): it needs the Ray TPU webhook" in line
+    single = platform(rayJobs=[job(workerGroups=[{"name": "tpu", "pool": "v6e-single", "maxReplicas": 1}])])
+    single["prerequisites"] = {}
+    assert build(single)  # one host: no cross-host coordinates needed
+
+
+@pytest.mark.parametrize(
+    ("pool", "label"),
+    [
+        ({"product": "NVIDIA-A100-SXM4-80GB"}, "nvidia.com/gpu.product"),
+        ({"platform": "gke", "product": "nvidia-tesla-a100"}, "cloud.google.com/gke-accelerator"),
+        ({"platform": "eks", "product": "a100"}, "karpenter.k8s.aws/instance-gpu-name"),
+        ({"platform": "gke", "product": "x", "productLabel": "example.com/gpu"}, "example.com/gpu"),
+    ],
+)
+def test_gpu_pools_pick_the_platforms_product_label(pool: dict[str, Any], label: str) -> None:
+    pools = {**POOLS, "g": {"type": "gpu", **pool}}
+    data = platform(rayJobs=[job(workerGroups=[{"name": "gpu", "pool": "g", "maxReplicas": 1}])])
+    data["workloads"]["pools"] = pools
+    (obj,) = build(data)
+    selector = groups(obj)["gpu"].pod_spec["nodeSelector"]
+    assert selector == {label: pool["product"]}
+
+
+def test_a_product_outside_the_platforms_vocabulary_is_a_config_error() -> None:
+    data = platform()
+    data["workloads"]["pools"] = {**POOLS, "g": {"type": "gpu", "platform": "gke", "product": "NVIDIA-A100-SXM4-80GB"}}
+    lines = errors(data)
+    assert any("is not a gke value of cloud.google.com/gke-accelerator (e.g. nvidia-tesla-a100)" in x for x in lines)
+
+
+def test_a_shared_read_write_once_claim_is_a_config_error() -> None:
+    claim = {"name": "ckpt", "mountPath": "/ckpt", "pvc": {"claimName": "ckpt"}}
+    lines = errors(platform(rayJobs=[job(volumes=[claim])]))
+    assert any("volumes[0].pvc.readWriteMany: claim 'ckpt' is mounted on the head and every worker" in x for x in lines)
+    claim["pvc"]["readWriteMany"] = True
+    assert build(platform(rayJobs=[job(volumes=[claim])]))
+
+
+def test_code_in_the_image_goes_on_pythonpath_not_into_a_local_working_dir() -> None:
+    lines = errors(platform(rayJobs=[job(runtimeEnv={"workingDir": "/app"})]))
+    assert any("runtimeEnv.workingDir: expected a remote URI" in x and "use codeDir" in x for x in lines), lines
+    (obj,) = build(platform(rayJobs=[job(runtimeEnv={"codeDir": "/app", "envVars": {"A": "1"}})]))
+    env = yaml.safe_load(obj["spec"]["runtimeEnvYAML"])
+    assert env == {"env_vars": {"A": "1", "PYTHONPATH": "/app"}}
+    (obj,) = build(platform(rayJobs=[job(runtimeEnv={"workingDir": "s3://bucket/code.zip"})]))
+    assert yaml.safe_load(obj["spec"]["runtimeEnvYAML"]) == {"working_dir": "s3://bucket/code.zip"}

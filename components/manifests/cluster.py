@@ -140,7 +140,7 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
         if pool.ray_accelerator_type:
             params["resources"] = accelerator_resources(pool.ray_accelerator_type)
         if pool.product:
-            selector[pool.product_label] = pool.product
+            selector[pool.selector_label] = pool.product
     elif isinstance(pool, TpuPool):
         extra["google.com/tpu"] = str(min(pool.chips, pool.chips_per_host))
         selector["cloud.google.com/gke-tpu-accelerator"] = pool.accelerator

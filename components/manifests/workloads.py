@@ -35,8 +35,11 @@ def _runtime_env_yaml(job: RayJobSpec) -> str | None:
     env: dict[str, Any] = {}
     if job.runtime_env.working_dir:
         env["working_dir"] = job.runtime_env.working_dir
-    if job.runtime_env.env_vars:
-        env["env_vars"] = dict(sorted(job.runtime_env.env_vars.items()))
+    env_vars = dict(job.runtime_env.env_vars)
+    if job.runtime_env.code_dir:
+        env_vars["PYTHONPATH"] = ":".join(p for p in (job.runtime_env.code_dir, env_vars.get("PYTHONPATH")) if p)
+    if env_vars:
+        env["env_vars"] = dict(sorted(env_vars.items()))
     return yaml.safe_dump(env, sort_keys=False) if env else None
 
 

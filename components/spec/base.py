@@ -55,17 +55,17 @@ PATTERN_HINTS: dict[str, str] = {}
 """pattern -> what a user should write, for error messages."""
 
 
-def _pattern(regex: str, hint: str) -> Any:
+def hinted_pattern(regex: str, hint: str) -> Any:
     PATTERN_HINTS[regex] = hint
     return Field(pattern=regex)
 
 
 K8sName = Annotated[
-    str, _pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "a DNS-1123 label: a-z, 0-9 and '-', at most 63")
+    str, hinted_pattern(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "a DNS-1123 label: a-z, 0-9 and '-', at most 63")
 ]
 RayName = Annotated[
     str,
-    _pattern(
+    hinted_pattern(
         r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
         "a DNS-1035 label (KubeRay names Services after it): starts with a letter; a-z, 0-9 and '-'",
     ),
@@ -80,12 +80,14 @@ def _number_as_text(value: Any) -> Any:
 Quantity = Annotated[
     str,
     BeforeValidator(_number_as_text),
-    _pattern(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$", "a Kubernetes quantity such as 500m, 4, 16Gi"),
+    hinted_pattern(
+        r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$", "a Kubernetes quantity such as 500m, 4, 16Gi"
+    ),
 ]
-Duration = Annotated[str, _pattern(r"^[0-9]+(ms|s|m|h)$", "a duration such as 30s or 5m")]
-SemVer = Annotated[str, _pattern(r"^\d+\.\d+\.\d+$", "a version such as 2.60.0")]
-MinorVersion = Annotated[str, _pattern(r"^1\.\d+$", 'a Kubernetes minor version such as "1.33" (quoted)')]
-ImageTag = Annotated[str, _pattern(r"^[\w][\w.-]{0,127}$", "an image tag such as v1.7.0")]
+Duration = Annotated[str, hinted_pattern(r"^[0-9]+(ms|s|m|h)$", "a duration such as 30s or 5m")]
+SemVer = Annotated[str, hinted_pattern(r"^\d+\.\d+\.\d+$", "a version such as 2.60.0")]
+MinorVersion = Annotated[str, hinted_pattern(r"^1\.\d+$", 'a Kubernetes minor version such as "1.33" (quoted)')]
+ImageTag = Annotated[str, hinted_pattern(r"^[\w][\w.-]{0,127}$", "an image tag such as v1.7.0")]
 Environment = Literal["dev", "staging", "prod"]
 
 SECRET_NAME = re.compile(r"(?i)(passw(or)?d|secret|token|api_?key|access_?key|private_?key|credential)")

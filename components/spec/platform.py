@@ -19,6 +19,23 @@ DEFAULT_KUBERNETES_VERSION = "1.33"
 """The oldest minor version KubeRay 1.7.0 and Kueue v0.19.2 support well; ``make lint`` uses it too."""
 
 
+class PrerequisitesSpec(Model):
+    """What the platform uses but does not install, declared by the stack once it is in the cluster.
+    A workload that needs one that is not declared is a config error naming what to install."""
+
+    gateway_api: bool = False
+    """Gateway API CRDs (v1.6.1 standard channel) and a controller for the GatewayClass incremental
+    RayService upgrades name. Without the CRDs KubeRay's gateway reconcile fails before it creates
+    the RayService's cluster and Services (``reconcileGateway`` runs first), and without a controller
+    the traffic never moves (``IsGatewayReady``)."""
+    tpu_webhook: bool = False
+    """The Ray TPU webhook (ai-on-gke ``kuberay-tpu-webhook``; the GKE Ray add-on includes it). Multi-host
+    TPU slices need ``TPU_WORKER_ID``, ``TPU_NAME`` and ``TPU_WORKER_HOSTNAMES`` in every host's pod:
+    Ray 2.60 reads them (else the GCE metadata, which on GKE describes one VM) for the slice's head
+    resource and JAX for multi-host init; KubeRay 1.7.0 sets none of them (only its replica/host index
+    labels)."""
+
+
 class PlatformSpec(Model):
     environment: Environment
     kubernetes_version: MinorVersion = DEFAULT_KUBERNETES_VERSION
@@ -27,6 +44,7 @@ class PlatformSpec(Model):
     namespaces: list[K8sName] = []
     """Namespaces the platform owns besides those of its workloads and the operator's watch list,
     e.g. a team's before its first workload (so its Secrets and PVCs have a home)."""
+    prerequisites: PrerequisitesSpec = PrerequisitesSpec()
     protect_namespaces: bool | None = None
     """Protect the platform's namespaces from deletion (``pulumi destroy``, or dropping the last
     workload of one, must not delete the user's Secrets, PVCs and retained GCS storage with it).
@@ -68,6 +86,30 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
                         f"unknown pool {group.pool!r} (defined: {', '.join(sorted(pools))})",
                     )
                 )
+        for j, group in enumerate(workload.worker_groups):
+            pool = pools.get(group.pool)
+            if isinstance(pool, TpuPool) and pool.hosts > 1 and not spec.prerequisites.tpu_webhook:
+                problems.append(
+                    (
+                        f"{path}.workerGroups[{j}].pool",
+                        f"pool {group.pool!r} is a multi-host TPU slice ({pool.hosts} hosts): it needs the Ray TPU "
+                        "webhook (TPU_WORKER_ID/TPU_WORKER_HOSTNAMES); install it (ai-on-gke kuberay-tpu-webhook, "
+                        "or the GKE Ray add-on) and set platform.prerequisites.tpuWebhook: true",
+                    )
+                )
+        if (
+            isinstance(workload, RayServiceSpec)
+            and upgrade_strategy(workload, pools) == "NewClusterWithIncrementalUpgrade"
+            and not spec.prerequisites.gateway_api
+        ):
+            problems.append(
+                (
+                    f"{path}.upgrade",
+                    "incremental upgrades route through Gateway API: install its CRDs and a controller for "
+                    f"GatewayClass {workload.upgrade.gateway_class_name!r}, then set "
+                    "platform.prerequisites.gatewayApi: true (or set upgrade.strategy: NewCluster)",
+                )
+            )
         if isinstance(workload, RayServiceSpec):
             problems += _service_checks(path, workload, pools)
     return problems

@@ -14,7 +14,17 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from components.spec.base import RAY_VERSION, K8sName, Model, PlainEnv, Quantity, RayName, Resources, SemVer
+from components.spec.base import (
+    RAY_VERSION,
+    K8sName,
+    Model,
+    PlainEnv,
+    Quantity,
+    RayName,
+    Resources,
+    SemVer,
+    hinted_pattern,
+)
 
 
 def check_replica_bounds(min_replicas: int, max_replicas: int) -> None:
@@ -41,16 +51,35 @@ class CpuPool(Model):
     tolerations: list[Toleration] = []
 
 
+GPU_PRODUCT_LABELS = {
+    "generic": "nvidia.com/gpu.product",
+    "gke": "cloud.google.com/gke-accelerator",
+    "eks": "karpenter.k8s.aws/instance-gpu-name",
+}
+GPU_PRODUCT_PATTERNS = {
+    "generic": r"^(NVIDIA|Tesla|Quadro)-[A-Za-z0-9-]+$",
+    "gke": r"^nvidia-[a-z0-9-]+$",
+    "eks": r"^[a-z0-9][a-z0-9-]*$",
+}
+GPU_PRODUCT_EXAMPLES = {"generic": "NVIDIA-A100-SXM4-80GB", "gke": "nvidia-tesla-a100", "eks": "a100"}
+
+
 class GpuPool(Model):
     """NVIDIA GPU nodes. Each pod gets ``gpusPerPod`` GPUs (``nvidia.com/gpu``); Ray's ``num-gpus``
     follows from it."""
 
     type: Literal["gpu"]
     gpus_per_pod: int = Field(default=1, ge=1, le=16)
+    platform: Literal["generic", "gke", "eks"] = "generic"
+    """Whose node labels pin the GPU model: ``generic`` NVIDIA GPU Feature Discovery's
+    ``nvidia.com/gpu.product`` (``NVIDIA-A100-SXM4-80GB``; it exists only where GFD runs), ``gke``
+    ``cloud.google.com/gke-accelerator`` (``nvidia-tesla-a100``, ``nvidia-a100-80gb``, ``nvidia-l4``),
+    ``eks`` Karpenter's ``karpenter.k8s.aws/instance-gpu-name`` (``a100``, ``h100``, ``l4``). GKE's
+    and Karpenter's are the labels their scale-from-zero provisioning knows."""
     product: str | None = None
-    """Node label value that pins the GPU model, e.g. ``NVIDIA-A100-SXM4-80GB``."""
-    product_label: str = "nvidia.com/gpu.product"
-    """The label carrying it: NVIDIA GPU feature discovery's; on GKE ``cloud.google.com/gke-accelerator``."""
+    """The GPU model in the platform's label vocabulary (see ``platform``)."""
+    product_label: str | None = None
+    """Overrides the label ``platform`` picks."""
     node_selector: dict[str, str] = {}
     tolerations: list[Toleration] = [Toleration(key="nvidia.com/gpu")]
     """GPU nodes are usually tainted so CPU work stays off them; GPU pods tolerate the taint."""
@@ -62,6 +91,20 @@ class GpuPool(Model):
     LLM's ``accelerator_type`` puts it in every placement bundle; Ray's KubeRay autoscaling config
     builder sees only resources the group declares). Default: read from ``product``
     (``NVIDIA-A100-SXM4-80GB`` and ``nvidia-tesla-a100`` give ``A100``)."""
+
+    @property
+    def selector_label(self) -> str:
+        return self.product_label or GPU_PRODUCT_LABELS[self.platform]
+
+    @model_validator(mode="after")
+    def _product_in_platform_vocabulary(self) -> GpuPool:
+        pattern = GPU_PRODUCT_PATTERNS[self.platform]
+        if self.product is not None and self.product_label is None and not re.match(pattern, self.product):
+            raise ValueError(
+                f"product: {self.product!r} is not a {self.platform} value of {self.selector_label} "
+                f"(e.g. {GPU_PRODUCT_EXAMPLES[self.platform]}); fix it or set platform"
+            )
+        return self
 
     @property
     def ray_accelerator_type(self) -> str | None:
@@ -262,6 +305,11 @@ class NfsVolume(Model):
 class PvcVolume(Model):
     claim_name: K8sName
     read_only: bool = False
+    read_write_many: bool = False
+    """The claim is ReadWriteMany (e.g. a Filestore, EFS or CephFS class). A shared volume is mounted
+    on the head and every worker: with the usual ReadWriteOnce classes the second pod on another node
+    fails with Multi-Attach. Required (or ``readOnly`` on a ReadOnlyMany claim) when the workload has
+    more than one pod; the platform does not create the claim, so it cannot see its access mode."""
 
 
 class SharedVolume(Model):
@@ -279,7 +327,14 @@ class SharedVolume(Model):
         return self
 
 
-CIDR = Annotated[str, Field(pattern=r"^[0-9a-fA-F:.]+/\d{1,3}$")]
+CIDR = Annotated[str, hinted_pattern(r"^[0-9a-fA-F:.]+/\d{1,3}$", "a CIDR such as 10.0.0.1/32")]
+RemoteUri = Annotated[
+    str,
+    hinted_pattern(
+        r"^[a-z][a-z0-9+.-]*://",
+        "a remote URI (s3://, gs://, https://.../code.zip); for code baked into the image use codeDir",
+    ),
+]
 
 
 class NetworkPolicySpec(Model):
@@ -352,6 +407,17 @@ class ClusterBase(Model):
         return self
 
     @model_validator(mode="after")
+    def _shared_claims_attach_everywhere(self) -> ClusterBase:
+        for i, volume in enumerate(self.volumes):
+            if volume.pvc is not None and not (volume.pvc.read_write_many or volume.pvc.read_only):
+                raise ValueError(
+                    f"volumes[{i}].pvc.readWriteMany: claim {volume.pvc.claim_name!r} is mounted on the head and every "
+                    "worker; a ReadWriteOnce claim fails with Multi-Attach on the second node. Use a ReadWriteMany "
+                    "class and set readWriteMany: true, mount it readOnly, or use nfs"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _network_policy_works(self) -> ClusterBase:
         policy = self.network_policy
         if policy is None or not policy.restricts_egress:
@@ -404,7 +470,13 @@ class RuntimeEnv(Model):
     """What a job's runtime environment may carry. No ``pip``/``uv``/``conda``: dependencies belong
     in the image (seeds ch. 9.3), so run-time installs cannot be expressed."""
 
-    working_dir: str | None = None
+    working_dir: RemoteUri | None = None
+    """A remote package (``s3://``, ``gs://``, ``https://.../code.zip``). Not a local path: the job
+    submitter (a separate pod in K8sJobMode) zips a local ``working_dir`` from its own filesystem and
+    uploads it through the head; for code baked into the image use ``codeDir``."""
+    code_dir: str | None = Field(default=None, pattern=r"^/")
+    """Where the image holds the job's code (e.g. ``/app``): put on ``PYTHONPATH`` for the driver and
+    every Ray worker, so ``python -m <module>`` and tasks import it without packaging anything."""
     env_vars: PlainEnv = {}
 
 

@@ -21,6 +21,7 @@ from policies.rules import (
     kueue,
     llm_accelerator_advertised,
     llm_serving_grace_period,
+    local_working_dir,
     managed_by,
     memory_request_below_limit,
     missing_local_queue,
@@ -54,6 +55,7 @@ RESOURCE_RULES: list[ResourceRule] = [
     tpu_topology.RULE,
     worker_probe_dashboard.RULE,
     serve_worker_readiness.RULE,
+    local_working_dir.RULE,
     network_policy_incomplete.RULE,
     group_resources_conflict.RULE,
     # Images and runtime environments
