@@ -40,7 +40,9 @@ class KubeRayPlatform(pulumi.ComponentResource):
         # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(
             f"{name}-workloads",
-            RayWorkloadsArgs(workloads=manifests.workloads, after=[self.operator, self.namespaces]),
+            RayWorkloadsArgs(
+                workloads=manifests.workloads, gateways=manifests.gateways, after=[self.operator, self.namespaces]
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator, self.namespaces]),
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.manifests.gateway import gateway_name
 from components.manifests.lifecycle import lifecycle
 
 RAY_WORKLOADS_TYPE = "kuberay-platform:index:RayWorkloads"
@@ -17,6 +18,9 @@ RAY_WORKLOADS_TYPE = "kuberay-platform:index:RayWorkloads"
 class RayWorkloadsArgs:
     workloads: list[dict[str, Any]]
     """Ray objects built by ``components.manifests.workloads`` (lifecycle annotations included)."""
+    gateways: list[dict[str, Any]] = field(default_factory=list)
+    """Internal Gateways of incrementally upgraded RayServices: each exists before its RayService,
+    or KubeRay would create (and expose) its own."""
     after: list[pulumi.Resource] = field(default_factory=list)
     """What every Ray object waits for (and outlives on destroy): the operator, whose chart
     installs the CRDs and whose controllers remove the objects' finalizers, and the namespaces."""
@@ -42,17 +46,32 @@ class RayWorkloads(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: RayWorkloadsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(RAY_WORKLOADS_TYPE, name, None, opts)
-        self.workloads = [
-            k8s.apiextensions.CustomResource(
-                f"{name}-{obj['kind'].lower()}-{obj['metadata']['namespace']}-{obj['metadata']['name']}",
-                api_version=obj["apiVersion"],
-                kind=obj["kind"],
-                metadata=obj["metadata"],
-                spec=obj["spec"],
-                opts=_options(obj, self, args.after),
+        gateways: dict[tuple[str, str], pulumi.Resource] = {}
+        for gw in args.gateways:
+            key = (gw["metadata"]["namespace"], gw["metadata"]["name"])
+            gateways[key] = k8s.apiextensions.CustomResource(
+                f"{name}-gateway-{key[0]}-{key[1]}",
+                api_version=gw["apiVersion"],
+                kind=gw["kind"],
+                metadata=gw["metadata"],
+                spec=gw["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=args.after),
             )
-            for obj in args.workloads
-        ]
+        self.workloads = []
+        for obj in args.workloads:
+            meta = obj["metadata"]
+            own_gateway = gateways.get((meta["namespace"], gateway_name(meta["name"])))
+            after = [*args.after, own_gateway] if obj["kind"] == "RayService" and own_gateway else args.after
+            self.workloads.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{obj['kind'].lower()}-{meta['namespace']}-{meta['name']}",
+                    api_version=obj["apiVersion"],
+                    kind=obj["kind"],
+                    metadata=meta,
+                    spec=obj["spec"],
+                    opts=_options(obj, self, after),
+                )
+            )
         self.register_outputs({"workloads": workload_refs(args.workloads)})
 
 

@@ -298,6 +298,13 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
             "lets nothing outside the cluster reach the head's dashboard",
         ),
     ],
+    "serving-exposed-without-auth": [
+        (
+            "rayservice",
+            lambda o: o["metadata"].pop("annotations"),
+            "KubeRay will create Gateway llm-gateway (HTTP on port 80",
+        ),
+    ],
     "local-working-dir": [
         (
             "rayjob",

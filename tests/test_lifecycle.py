@@ -178,3 +178,13 @@ def test_a_raycronjob_deletes_its_finished_rayjobs() -> None:
         key = rule["condition"].get("jobStatus") or rule["condition"].get("jobDeploymentStatus")
         assert rule["condition"]["ttlSeconds"] <= self_rules[key]
     assert WAIT_FOR not in cron["metadata"].get("annotations", {})  # no status before its first run
+
+
+def test_the_internal_gateway_exists_before_its_rayservice() -> None:
+    from tests.test_workloads import platform
+
+    resources = run(platform(environment="prod", rayServices=[llm_service()]))
+    gateway = one(resources, "kubernetes:gateway.networking.k8s.io/v1:Gateway")
+    service = one(resources, "kubernetes:ray.io/v1:RayService")
+    assert gateway.urn in service.dependencies
+    assert one(resources, CHART).urn in gateway.dependencies

@@ -581,3 +581,22 @@ def test_gates_from_the_policy_config_judge_manifests_linted_without_their_opera
     assert list(UNKNOWN_RULE.check(resources, off)) == []
     on = RuleContext("prod", {"operatorFeatureGates": {"GCSFaultToleranceEmbeddedStorage": True}})
     assert list(RULE.check(resources, on)) == []
+
+
+def test_an_internal_gateway_created_first_satisfies_the_exposure_rule() -> None:
+    service = golden("rayservice")
+    service["metadata"].pop("annotations")
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {
+            "name": "llm-gateway",
+            "namespace": "serving",
+            "labels": {"kuberay-platform.io/exposure": "internal"},
+        },
+        "spec": {"gatewayClassName": "istio", "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]},
+    }
+    assert "serving-exposed-without-auth" in fired([service])
+    assert "serving-exposed-without-auth" not in fired([service, gateway])
+    gateway["metadata"]["namespace"] = "other"
+    assert "serving-exposed-without-auth" in fired([service, gateway])

@@ -558,26 +558,31 @@ def test_every_generated_serve_config_parses_with_ray_serve(stack: str) -> None:
 
 
 def test_a_kitchen_sink_platform_is_schema_valid_and_policy_clean() -> None:
-    objects = build(
-        platform(
-            rayClusters=[
-                {
-                    "name": "c",
-                    "namespace": "n",
-                    "workerGroups": [
-                        {"name": "cpu", "maxReplicas": 2},
-                        {"name": "gpu", "pool": "a100", "maxReplicas": 2},
-                    ],
-                }
-            ],
-            rayJobs=[
-                job(),
-                job(name="cron", schedule="@daily"),
-                job(name="tpu", workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 1}]),
-            ],
-            rayServices=[llm_service()],
-        )
+    manifests = build_manifests(
+        parse_platform(
+            platform(
+                rayClusters=[
+                    {
+                        "name": "c",
+                        "namespace": "n",
+                        "workerGroups": [
+                            {"name": "cpu", "maxReplicas": 2},
+                            {"name": "gpu", "pool": "a100", "maxReplicas": 2},
+                        ],
+                    }
+                ],
+                rayJobs=[
+                    job(),
+                    job(name="cron", schedule="@daily"),
+                    job(name="tpu", workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 1}]),
+                ],
+                rayServices=[llm_service()],
+            ),
+            "s.yaml",
+        ),
+        "s.yaml",
     )
+    objects = manifests.workloads + manifests.gateways
     validator = Validator("1.33")
     for obj in objects:
         assert validator.validate(obj) == [], obj["metadata"]["name"]
@@ -824,3 +829,37 @@ def test_code_in_the_image_goes_on_pythonpath_not_into_a_local_working_dir() -> 
     assert env == {"env_vars": {"A": "1", "PYTHONPATH": "/app"}}
     (obj,) = build(platform(rayJobs=[job(runtimeEnv={"workingDir": "s3://bucket/code.zip"})]))
     assert yaml.safe_load(obj["spec"]["runtimeEnvYAML"]) == {"working_dir": "s3://bucket/code.zip"}
+
+
+# --- The serving Gateway stays internal -----------------------------------------------------------
+
+
+def test_an_incremental_service_gets_an_internal_gateway_kuberay_will_keep() -> None:
+    manifests = build_manifests(parse_platform(platform(rayServices=[llm_service()]), "s.yaml"), "s.yaml")
+    (gateway,) = manifests.gateways
+    assert gateway["metadata"]["name"] == "chat-gateway" and gateway["metadata"]["namespace"] == "serving"
+    assert gateway["metadata"]["annotations"] == {"networking.istio.io/service-type": "ClusterIP"}
+    # what KubeRay's IsGatewayEqual compares: the class and the one listener it would create
+    assert gateway["spec"] == {
+        "gatewayClassName": "istio",
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
+    }
+
+
+def test_an_external_gateway_needs_what_authenticates_in_front_of_serve() -> None:
+    service = llm_service(upgrade={"gatewayClassName": "istio", "exposure": "external"})
+    lines = errors(platform(rayServices=[service]))
+    assert any("upgrade.authenticatedBy: required with exposure: external" in x for x in lines), lines
+    service["upgrade"]["authenticatedBy"] = "oauth2-proxy"
+    manifests = build_manifests(parse_platform(platform(rayServices=[service]), "s.yaml"), "s.yaml")
+    assert manifests.gateways == []
+    (obj,) = manifests.workloads
+    assert obj["metadata"]["annotations"]["kuberay-platform.io/serving-auth"] == "oauth2-proxy"
+
+
+def test_an_internal_gateway_of_another_class_needs_its_annotations() -> None:
+    service = llm_service(upgrade={"gatewayClassName": "gke-l7-gxlb"})
+    lines = errors(platform(rayServices=[service]))
+    assert any(
+        "upgrade.gatewayAnnotations: say how GatewayClass 'gke-l7-gxlb' keeps a Gateway internal" in x for x in lines
+    )

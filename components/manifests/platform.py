@@ -11,11 +11,13 @@ from typing import Any
 
 from components.manifests.capacity import Capacity, plans
 from components.manifests.feature_gates import required_gates, resolve_gates
+from components.manifests.gateway import serving_gateway
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
 from components.manifests.workloads import ray_cluster, ray_job, ray_service
 from components.spec import PlatformSpec
+from components.spec.platform import upgrade_strategy
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class PlatformManifests:
     watched namespaces) and before anything that lives in them."""
     workloads: list[dict[str, Any]]
     """Every Ray object: RayClusters, RayJobs/RayCronJobs, RayServices, in spec order."""
+    gateways: list[dict[str, Any]] = field(default_factory=list)
+    """Internal Gateways of incrementally upgraded RayServices (``components.manifests.gateway``),
+    created before their RayService."""
     gates_needed: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -48,6 +53,12 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
             + [ray_service(w, pools, env, op_ns) for w in spec.workloads.ray_services]
         )
     ]
+    gateways = [
+        g
+        for w in spec.workloads.ray_services
+        if upgrade_strategy(w, pools) == "NewClusterWithIncrementalUpgrade"
+        and (g := serving_gateway(w, env)) is not None
+    ]
     needed = required_gates(workloads)
     gates = resolve_gates(spec.operator.feature_gates, needed, source)
     owned = (
@@ -66,5 +77,6 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         # restricted securityContext: enforce baseline, warn and audit restricted.
         workload_namespaces=[namespace(n, env, "ray-workloads", "baseline", kube) for n in names],
         workloads=workloads,
+        gateways=gateways,
         gates_needed=needed,
     )

@@ -8,6 +8,7 @@ import yaml
 
 from components.manifests.cluster import Pools, WorkerOptions, cluster_body
 from components.manifests.common import metadata
+from components.manifests.gateway import SERVING_AUTH_ANNOTATION
 from components.manifests.ray_objects import QUEUE_LABEL
 from components.spec import LlmApp, RayClusterSpec, RayJobSpec, RayServiceSpec, ServeApp, upgrade_strategy
 
@@ -165,6 +166,13 @@ def serve_config(service: RayServiceSpec) -> str:
     return yaml.safe_dump({"applications": apps}, sort_keys=False)
 
 
+def _service_metadata(service: RayServiceSpec, environment: str, strategy: str) -> dict[str, Any]:
+    meta = metadata(service.name, service.namespace, environment, "ray-service")
+    if strategy == "NewClusterWithIncrementalUpgrade" and service.upgrade.exposure == "external":
+        meta["annotations"] = {SERVING_AUTH_ANNOTATION: str(service.upgrade.authenticated_by)}
+    return meta
+
+
 def ray_service(service: RayServiceSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
     strategy = upgrade_strategy(service, pools)
     options = WorkerOptions(
@@ -184,7 +192,7 @@ def ray_service(service: RayServiceSpec, pools: Pools, environment: str, operato
     return {
         "apiVersion": API_VERSION,
         "kind": "RayService",
-        "metadata": metadata(service.name, service.namespace, environment, "ray-service"),
+        "metadata": _service_metadata(service, environment, strategy),
         "spec": {
             "serveConfigV2": serve_config(service),
             "upgradeStrategy": upgrade,

@@ -682,6 +682,9 @@ def _app_kind(value: Any) -> str:
 Application = Annotated[Annotated[ServeApp, Tag("serve")] | Annotated[LlmApp, Tag("llm")], Discriminator(_app_kind)]
 
 
+ISTIO_INTERNAL = {"networking.istio.io/service-type": "ClusterIP"}
+
+
 class UpgradeSpec(Model):
     strategy: Literal["auto", "NewCluster", "NewClusterWithIncrementalUpgrade"] = "auto"
     """``auto``: incremental for services holding accelerators (one surge step instead of a whole
@@ -693,6 +696,39 @@ class UpgradeSpec(Model):
     interval_seconds: int = Field(default=60, ge=1)
     max_surge_percent: int = Field(default=20, ge=1, le=100)
     """Capacity the new cluster adds per step: a 5-GPU service peaks at 6 GPUs with 20%."""
+    exposure: Literal["internal", "external"] = "internal"
+    """Where the Gateway that incremental upgrades route through is reachable. KubeRay creates
+    ``<service>-gateway`` with only the class and an HTTP listener on port 80 (``createGateway``),
+    which gateway controllers usually publish through a LoadBalancer, in front of Ray Serve's proxy,
+    which has no auth. ``internal``: the platform creates that Gateway first, identical in what
+    KubeRay compares (class, listener) so KubeRay keeps it (``IsGatewayEqual``), with
+    ``gatewayAnnotations`` that keep it inside the cluster. ``external`` needs ``authenticatedBy``."""
+    gateway_annotations: dict[str, str] | None = None
+    """Annotations of that Gateway that keep it internal; for class ``istio`` the default is
+    ``networking.istio.io/service-type: ClusterIP`` (Istio's gateway deployment reads it)."""
+    authenticated_by: str | None = Field(default=None, min_length=3)
+    """With ``exposure: external``: what authenticates clients in front of Ray Serve (e.g. ``istio
+    RequestAuthentication + AuthorizationPolicy (JWT)``), recorded on the RayService."""
+
+    @property
+    def internal_gateway_annotations(self) -> dict[str, str] | None:
+        if self.gateway_annotations is not None:
+            return self.gateway_annotations
+        return dict(ISTIO_INTERNAL) if self.gateway_class_name == "istio" else None
+
+    @model_validator(mode="after")
+    def _exposure_is_decided(self) -> UpgradeSpec:
+        if self.exposure == "external" and not self.authenticated_by:
+            raise ValueError(
+                "authenticatedBy: required with exposure: external (Ray Serve's proxy has no auth); name what "
+                "authenticates clients in front of it, or use exposure: internal"
+            )
+        if self.exposure == "internal" and self.gateway_class_name and self.internal_gateway_annotations is None:
+            raise ValueError(
+                f"gatewayAnnotations: say how GatewayClass {self.gateway_class_name!r} keeps a Gateway internal "
+                "(its annotations for an internal load balancer or a ClusterIP Service), or use exposure: external"
+            )
+        return self
 
     @model_validator(mode="after")
     def _step_within_surge(self) -> UpgradeSpec:

@@ -33,6 +33,7 @@ from policies.rules import (
     serve_config_schema,
     serve_traffic_through_head,
     serve_worker_readiness,
+    serving_exposed_without_auth,
     serving_gcs_fault_tolerance,
     serving_min_replicas,
     shared_redis_namespace,
@@ -92,5 +93,6 @@ STACK_RULES: list[StackRule] = [
     shared_redis_namespace.RULE,
     feature_gate_off.RULE,
     feature_gate_off.UNKNOWN_RULE,
+    serving_exposed_without_auth.RULE,
     missing_local_queue.RULE,
 ]
