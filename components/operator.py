@@ -13,41 +13,46 @@ from components.spec import OperatorSpec
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 
-def retain_crds_on_delete(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-    """Keep the chart's CRDs in the cluster when the operator is destroyed or replaced, and adopt
-    them again on the next ``pulumi up``.
+def crd_transform(adopting_provider: pulumi.ProviderResource | None) -> pulumi.ResourceTransform:
+    """The chart's transform for its CRDs: kept in the cluster when the operator is destroyed or
+    replaced, and adopted again on the next ``pulumi up``.
 
     Deleting a CRD deletes every RayCluster, RayJob and RayService of that kind cluster-wide, so
     ``pulumi destroy`` of the operator must leave them. Upgrades still reach them: Chart v4
     applies CRDs as ordinary resources with server-side apply. A later ``pulumi up`` (or a new
-    stack on a cluster that already has KubeRay) finds them existing: the chart's provider upserts
-    (``upsertExistingObjects``) and ``pulumi.com/patchForce`` takes over the fields the earlier
-    stack's field manager owned (``await.Creation`` applies without force otherwise, and the
-    retained CRD's fields belong to that manager).
+    stack on a cluster that already has KubeRay) finds them existing: they alone get a provider that
+    upserts (``upsertExistingObjects``; pulumi-kubernetes >= 4.29 otherwise creates with a plain POST
+    that fails with "already exists"), and ``pulumi.com/patchForce`` takes over the fields the earlier
+    stack's field manager owned (``await.Creation`` applies without force otherwise). The chart's
+    other objects keep the stack's provider: a second install's ClusterRoles must fail to create,
+    not be adopted and later deleted from under it.
     """
-    if args.type_ != CRD_TYPE:
-        return None
-    props = dict(args.props)
-    metadata = props.get("metadata")
-    if isinstance(metadata, dict):
-        annotations = metadata.get("annotations")
-        annotations = dict(annotations) if isinstance(annotations, dict) else {}
-        props["metadata"] = {**metadata, "annotations": {**annotations, "pulumi.com/patchForce": "true"}}
-    opts = pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))
-    return pulumi.ResourceTransformResult(props=props, opts=opts)
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if args.type_ != CRD_TYPE:
+            return None
+        props = dict(args.props)
+        metadata = props.get("metadata")
+        if isinstance(metadata, dict):
+            annotations = metadata.get("annotations")
+            annotations = dict(annotations) if isinstance(annotations, dict) else {}
+            props["metadata"] = {**metadata, "annotations": {**annotations, "pulumi.com/patchForce": "true"}}
+        extra = pulumi.ResourceOptions(retain_on_delete=True, provider=adopting_provider)
+        return pulumi.ResourceTransformResult(props=props, opts=pulumi.ResourceOptions.merge(args.opts, extra))
+
+    return transform
 
 
-def chart_provider(name: str, parent: pulumi.Resource) -> k8s.Provider:
-    """The chart's own Kubernetes provider: the stack's cluster settings (``kubernetes:context``,
-    ``kubernetes:kubeconfig``, ``kubernetes:cluster``), plus ``upsertExistingObjects`` so retained
-    CRDs are adopted instead of failing with "already exists" (pulumi-kubernetes >= 4.29 creates
-    with a plain POST unless it is set). Only the chart gets it: elsewhere a fixed-name object
-    renamed without an alias must fail, not be upserted and then deleted."""
+def adopting_provider(name: str, parent: pulumi.Resource) -> k8s.Provider:
+    """The CRDs' provider: ``upsertExistingObjects`` on the stack's cluster. An explicit provider
+    reads no ``kubernetes:*`` stack config, so the settings that choose the cluster are passed on
+    (``context``, ``kubeconfig`` kept secret, ``cluster``); the rest keep the provider defaults
+    (server-side apply, which CRDs of this size need anyway)."""
     config = pulumi.Config("kubernetes")
     return k8s.Provider(
         name,
         context=config.get("context"),
-        kubeconfig=config.get("kubeconfig"),
+        kubeconfig=config.get_secret("kubeconfig"),
         cluster=config.get("cluster"),
         upsert_existing_objects=True,
         opts=pulumi.ResourceOptions(parent=parent),
@@ -89,8 +94,7 @@ class KubeRayOperator(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[ns, *args.namespaces],
-                providers=[chart_provider(f"{name}-chart-provider", self)],
-                transforms=[retain_crds_on_delete],
+                transforms=[crd_transform(adopting_provider(f"{name}-crd-provider", self))],
             ),
         )
         self.namespace = ns.metadata.name

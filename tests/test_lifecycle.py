@@ -8,7 +8,7 @@ import pulumi
 
 from components.manifests.lifecycle import AUTOSCALED_REPLICAS, PATCH_FORCE, WAIT_FOR, immutable_paths, lifecycle
 from components.manifests.platform import build_manifests
-from components.operator import CRD_TYPE, retain_crds_on_delete
+from components.operator import CRD_TYPE
 from components.spec import parse_platform
 from tests.conftest import REPO, minimal_platform
 from tests.test_workloads import job, llm_service
@@ -62,31 +62,38 @@ def test_every_ray_object_waits_for_the_operator_and_its_namespace() -> None:
 # --- 2. Retained CRDs are adopted on the next pulumi up -------------------------------------------
 
 
-def test_the_chart_has_a_provider_that_upserts_existing_objects() -> None:
+def test_only_the_crds_get_a_provider_that_upserts_existing_objects() -> None:
     resources = run(minimal_platform())
     provider = one(resources, "pulumi:providers:kubernetes")
     assert provider.inputs["upsertExistingObjects"] == "true"
-    assert one(resources, CHART).options["provider"] == provider.name
-    cluster = one(resources, "kubernetes:ray.io/v1:RayCluster")
-    assert "provider" not in cluster.options  # everything else keeps the default provider (no upsert)
-
-
-def test_retained_crds_are_force_applied_when_adopted() -> None:
+    chart = one(resources, CHART)
+    assert "provider" not in chart.options  # the chart's other objects keep the stack's provider
+    (transform,) = chart.transforms
     crd = pulumi.ResourceTransformArgs(
         True, CRD_TYPE, "rayclusters.ray.io", {"metadata": {"name": "rayclusters.ray.io"}}, pulumi.ResourceOptions()
     )
-    result = retain_crds_on_delete(crd)
+    result = transform(crd)
     assert result is not None and result.opts.retain_on_delete is True
+    assert result.opts.provider is not None  # the upserting provider, for retained CRDs
     assert result.props["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+    role = pulumi.ResourceTransformArgs(
+        True, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "kuberay-operator", {}, pulumi.ResourceOptions()
+    )
+    assert transform(role) is None
+    cluster = one(resources, "kubernetes:ray.io/v1:RayCluster")
+    assert "provider" not in cluster.options
 
 
-def test_the_chart_provider_takes_the_stacks_cluster_settings() -> None:
+def test_the_crd_provider_takes_the_stacks_cluster_settings_and_keeps_the_kubeconfig_secret() -> None:
     config = {
         "kuberay-platform:platform": minimal_platform(),
         "kubernetes:context": "prod-cluster",
+        "kubernetes:kubeconfig": "apiVersion: v1\nkind: Config\n",
     }
-    provider = one(run_program(REPO, "test", config), "pulumi:providers:kubernetes")
+    recorded = run_program(REPO, "test", config, secret_keys=["kubernetes:kubeconfig"])
+    provider = one(recorded, "pulumi:providers:kubernetes")
     assert provider.inputs["context"] == "prod-cluster"
+    assert provider.inputs["kubeconfig"] == "[secret]"
 
 
 # --- 7. The Ray autoscaler owns replicas of standalone RayClusters ---------------------------------

@@ -621,3 +621,43 @@ def test_a_raycronjob_without_delete_self_piles_up_rayjobs() -> None:
     with_self = [*cluster_only, {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED", "ttlSeconds": 86400}}]
     assert "cron-job-history" not in fired([_cron(with_self)])
     assert "cron-job-history" not in fired([golden("rayjob")])  # a plain RayJob is not a schedule
+
+
+def test_dns_egress_is_judged_as_kuberay_applies_the_rules() -> None:
+    from policies.rules.network_policy_incomplete import check
+
+    def cluster_with(policy: dict[str, Any]) -> dict[str, Any]:
+        obj = golden("raycluster")
+        obj["spec"]["networkPolicy"] = policy
+        return obj
+
+    dns = {"ports": [{"protocol": "UDP", "port": 53}], "to": [{"namespaceSelector": {}}]}
+    cidr_only = {"to": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]}  # no ports, but cannot reach kube-dns
+    group = obj_group = golden("raycluster")["spec"]["workerGroupSpecs"][0]["groupName"]
+    assert obj_group
+    flagged = cluster_with({"mode": "DenyAll", "head": {"egressRules": [cidr_only]}, "worker": {"egressRules": [dns]}})
+    assert any("no DNS egress" in m for m in check("", flagged, RuleContext()))
+    # a workerGroups entry replaces worker for that group
+    replaced = cluster_with(
+        {
+            "mode": "DenyAllEgress",
+            "head": {"egressRules": [dns]},
+            "workerGroups": [{"groupName": group, "egressRules": [dns]}],
+        }
+    )
+    assert list(check("", replaced, RuleContext())) == []
+    replaced["spec"]["networkPolicy"]["workerGroups"][0]["egressRules"] = [cidr_only]
+    replaced["spec"]["networkPolicy"]["worker"] = {"egressRules": [dns]}
+    assert any("no DNS egress" in m for m in check("", replaced, RuleContext()))
+
+
+def test_an_empty_operator_feature_gates_option_means_upstream_defaults() -> None:
+    from policies.rules.feature_gate_off import RULE, UNKNOWN_RULE
+
+    obj = golden("raycluster")
+    obj["spec"]["gcsFaultToleranceOptions"] = {"backend": "rocksdb"}
+    resources = [("kubernetes:ray.io/v1:RayCluster", obj)]
+    defaults = RuleContext("prod", {"operatorFeatureGates": {}})
+    ((_, message),) = list(RULE.check(resources, defaults))
+    assert "GCSFaultToleranceEmbeddedStorage, off in the policy config" in message
+    assert list(UNKNOWN_RULE.check(resources, defaults)) == []

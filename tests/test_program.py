@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.operator import CRD_TYPE, retain_crds_on_delete
+from components.operator import CRD_TYPE, crd_transform
 from components.stack_config import StackConfigError
 from tests.conftest import REPO, minimal_platform
 from tools.engine import RecordedResource, normalize, run_program
@@ -45,7 +45,7 @@ def test_the_chart_is_the_pinned_kuberay_operator_from_the_official_repo() -> No
 def test_crds_of_the_chart_survive_pulumi_destroy() -> None:
     """Deleting a CRD deletes every RayCluster: the chart's CRDs are retained on delete."""
     (chart,) = by_type(run(), "kubernetes:helm.sh/v4:Chart")
-    assert retain_crds_on_delete in chart.transforms
+    assert len(chart.transforms) == 1
     crd = pulumi.ResourceTransformArgs(
         custom=True,
         type_=CRD_TYPE,
@@ -68,7 +68,7 @@ def test_crds_of_the_chart_survive_pulumi_destroy() -> None:
 
 def test_the_crd_transform_keeps_the_other_options() -> None:
     opts = pulumi.ResourceOptions(protect=True, ignore_changes=["spec"])
-    result = retain_crds_on_delete(pulumi.ResourceTransformArgs(True, CRD_TYPE, "x", {"a": 1}, opts))
+    result = crd_transform(None)(pulumi.ResourceTransformArgs(True, CRD_TYPE, "x", {"a": 1}, opts))
     assert result is not None
     assert (result.opts.retain_on_delete, result.opts.protect, result.opts.ignore_changes) == (True, True, ["spec"])
     assert result.props == {"a": 1}

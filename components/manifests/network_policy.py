@@ -21,6 +21,9 @@ DASHBOARD_PORT = 8265
 CLIENT_PORT = 10001
 SERVE_PORT = 8000
 DNS_PORT = 53
+METRICS_PORT = 8080
+HEAD_METRICS_PORTS = (44217, 44227)
+"""Autoscaler and dashboard metrics (KubeRay's PodMonitor ports ``as-metrics``, ``dash-metrics``)."""
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 """Set by the API server on every namespace (Kubernetes 1.22+)."""
 
@@ -48,7 +51,9 @@ DNS_EGRESS: dict[str, Any] = {
 
 
 def network_policy(kind: str, policy: NetworkPolicySpec, operator_namespace: str) -> dict[str, Any]:
-    """``spec.networkPolicy`` of a Ray cluster of ``kind`` (RayCluster, RayJob, RayService)."""
+    """``spec.networkPolicy`` of a Ray cluster of ``kind`` (RayCluster, RayJob, RayService). The
+    platform's RayServices keep the head out of the serve Service (``excludeHeadPodFromServeSvc``),
+    so Ray Serve is opened on the workers only."""
     body: dict[str, Any] = {"mode": policy.mode}
     head: dict[str, Any] = {}
     worker: dict[str, Any] = {}
@@ -61,8 +66,17 @@ def network_policy(kind: str, policy: NetworkPolicySpec, operator_namespace: str
             ingress.append(
                 {"from": _from_namespaces(sorted(policy.clients_from)), "ports": _tcp(CLIENT_PORT, DASHBOARD_PORT)}
             )
+        worker_ingress = []
+        if kind == "RayService" and policy.serve_from:
+            worker_ingress.append({"from": _from_namespaces(sorted(policy.serve_from)), "ports": _tcp(SERVE_PORT)})
+        if policy.metrics_from:
+            scrapers = _from_namespaces(sorted(policy.metrics_from))
+            ingress.append({"from": scrapers, "ports": _tcp(METRICS_PORT, *HEAD_METRICS_PORTS)})
+            worker_ingress.append({"from": scrapers, "ports": _tcp(METRICS_PORT)})
         if ingress:
             head["ingressRules"] = ingress
+        if worker_ingress:
+            worker["ingressRules"] = worker_ingress
     if policy.restricts_egress:
         extra = [{"to": [{"ipBlock": {"cidr": c}} for c in policy.egress_cidrs]}] if policy.egress_cidrs else []
         api = [{"to": [{"ipBlock": {"cidr": c}} for c in policy.api_server_cidrs]}] if policy.api_server_cidrs else []

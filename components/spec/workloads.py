@@ -349,6 +349,13 @@ class NetworkPolicySpec(Model):
     mode: Literal["DenyAll", "DenyAllIngress", "DenyAllEgress"]
     clients_from: list[K8sName] = []
     """Namespaces whose pods may reach the head's client (10001) and dashboard (8265) ports."""
+    serve_from: list[K8sName] = []
+    """RayServices: namespaces whose pods may reach Ray Serve (8000) on the workers (and the head
+    unless it is excluded from serving): the gateway's or ingress controller's. Required with an
+    ingress mode on a RayService, or nothing outside it can be served."""
+    metrics_from: list[K8sName] = []
+    """Namespaces whose pods may scrape the metrics ports (8080 on every pod; 44217 autoscaler and
+    44227 dashboard metrics on the head): Prometheus's."""
     api_server_cidrs: list[CIDR] = []
     """Egress to the Kubernetes API server's endpoints (``kubectl get endpoints kubernetes``): the
     autoscaler on the head needs it; required with an egress mode and in-tree autoscaling."""
@@ -420,6 +427,11 @@ class ClusterBase(Model):
     @model_validator(mode="after")
     def _network_policy_works(self) -> ClusterBase:
         policy = self.network_policy
+        if policy is not None and policy.restricts_ingress and self.serves and not policy.serve_from:
+            raise ValueError(
+                f"networkPolicy.serveFrom: required with mode {policy.mode} on a RayService (only pods of the "
+                "cluster could reach Ray Serve); name the gateway's or ingress controller's namespace"
+            )
         if policy is None or not policy.restricts_egress:
             return self
         if self.autoscaled and not policy.api_server_cidrs:
@@ -439,6 +451,8 @@ class ClusterBase(Model):
         return self
 
     autoscaled_by_default: ClassVar[bool] = True
+    serves: ClassVar[bool] = False
+    """A RayService: its workers answer Ray Serve traffic on 8000."""
 
     @property
     def autoscaled(self) -> bool:
@@ -741,6 +755,7 @@ class UpgradeSpec(Model):
 
 
 class RayServiceSpec(ClusterBase):
+    serves: ClassVar[bool] = True
     profile: Profile = "serving"
     applications: list[Application] = Field(min_length=1)
     upgrade: UpgradeSpec = UpgradeSpec()

@@ -41,7 +41,6 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "operatorFeatureGates": {
         "type": "object",
         "additionalProperties": {"type": "boolean"},
-        "default": {},
         "description": "The operator's gates (over KubeRay 1.7.0's defaults) when it is not among the inputs.",
     }
 }
@@ -63,13 +62,19 @@ def operator_gates(
             found = _from_args(obj)
             if found is not None:
                 return {**FEATURE_GATES, **found}, f"Deployment {dig(obj, 'metadata', 'name')} --feature-gates"
-    if configured:
+    if configured is not None:
         return {**FEATURE_GATES, **{str(k): v is True for k, v in configured.items()}}, "the policy config"
     return None
 
 
+def _configured(ctx: RuleContext) -> Mapping[str, Any] | None:
+    """The ``operatorFeatureGates`` option, or None when absent ({} means: upstream defaults)."""
+    raw = ctx.options.get("operatorFeatureGates")
+    return as_map(raw) if raw is not None else None
+
+
 def check(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, str]]:
-    found = operator_gates(resources, as_map(ctx.options.get("operatorFeatureGates")))
+    found = operator_gates(resources, _configured(ctx))
     if found is None:
         return
     gates, source = found
@@ -95,7 +100,7 @@ RULE = StackRule(
 
 
 def check_unknown(resources: list[Resource], ctx: RuleContext) -> Iterator[tuple[int, str]]:
-    if operator_gates(resources, as_map(ctx.options.get("operatorFeatureGates"))) is not None:
+    if operator_gates(resources, _configured(ctx)) is not None:
         return
     for i, (rtype, props) in enumerate(resources):
         for gate in sorted(gates_used_by(as_object(rtype, props))):

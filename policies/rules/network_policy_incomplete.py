@@ -23,7 +23,7 @@ INGRESS_MODES = ("DenyAll", "DenyAllIngress")
 
 
 def _allows_port(rules: list[Any], port: int, names: tuple[str, ...] = ()) -> bool:
-    """A rule allows ``port`` when it lists it (or its name), lists no ports at all, or a range holds it."""
+    """A rule allows ``port`` when it lists it (or its name, or a range holding it) or lists no ports."""
     for rule in rules:
         ports = as_list(as_map(rule).get("ports"))
         if not ports:
@@ -37,6 +37,28 @@ def _allows_port(rules: list[Any], port: int, names: tuple[str, ...] = ()) -> bo
     return False
 
 
+def _allows_dns(rules: list[Any]) -> bool:
+    """An egress rule reaches DNS when it lists port 53 (or no ports) and either names no
+    destination or one that can be kube-dns (pods or namespaces; an ``ipBlock`` alone cannot)."""
+    for rule in rules:
+        destinations = as_list(as_map(rule).get("to"))
+        can_be_dns = not destinations or any(
+            "podSelector" in as_map(d) or "namespaceSelector" in as_map(d) for d in destinations
+        )
+        if can_be_dns and _allows_port([rule], 53):
+            return True
+    return False
+
+
+def _worker_rules(policy: Mapping[str, Any], spec: Mapping[str, Any], key: str) -> list[list[Any]]:
+    """Per worker group, the rules KubeRay applies: its ``workerGroups`` entry if there is one
+    (it replaces ``worker``), else ``worker``."""
+    by_group = {as_map(g).get("groupName"): as_list(as_map(g).get(key)) for g in as_list(policy.get("workerGroups"))}
+    default = as_list(as_map(policy.get("worker")).get(key))
+    names = [as_map(g).get("groupName") for g in as_list(spec.get("workerGroupSpecs"))]
+    return [by_group.get(name, default) for name in names] or [default]
+
+
 def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
     found = cluster_spec(props)
     if found is None:
@@ -46,9 +68,7 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
     mode = policy.get("mode")
     if mode in EGRESS_MODES:
         head_egress = as_list(as_map(policy.get("head")).get("egressRules"))
-        worker_egress = as_list(as_map(policy.get("worker")).get("egressRules"))
-        groups = [as_list(as_map(g).get("egressRules")) for g in as_list(policy.get("workerGroups"))]
-        if not _allows_port(head_egress, 53) or not all(_allows_port(r, 53) for r in [worker_egress, *groups]):
+        if not _allows_dns(head_egress) or not all(_allows_dns(r) for r in _worker_rules(policy, spec, "egressRules")):
             yield (
                 f"{base}.networkPolicy: mode {mode} with no DNS egress (port 53) for the head and every worker: "
                 "pods cannot resolve the head; add an egress rule to kube-dns on UDP/TCP 53"
@@ -61,6 +81,16 @@ def check(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Ite
                 "(8265), which the operator drives jobs and serve deployments through; add a head ingress rule "
                 "from the operator's namespace on 8265"
             )
+    worker_ingress = _worker_rules(policy, spec, "ingressRules")
+    if (
+        mode in INGRESS_MODES
+        and props.get("kind") == "RayService"
+        and not any(_allows_port(r, 8000, ("serve",)) for r in worker_ingress)
+    ):
+        yield (
+            f"{base}.networkPolicy: mode {mode} lets nothing outside the cluster reach Ray Serve (8000) on the "
+            "workers; add a worker ingress rule from the gateway's or ingress controller's namespace"
+        )
 
 
 RULE = ResourceRule(
