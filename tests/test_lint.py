@@ -239,3 +239,18 @@ def test_lint_takes_other_crds_too(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(GOLDEN))
     found = [v.message for _, v in lint([str(tmp_path / "c.yaml")], "prod", crd_dir=crds) if v.policy == "schema"]
     assert found == ["spec: Additional properties are not allowed ('headGroupSpec' was unexpected)"]
+
+
+def test_a_kubernetes_version_without_schemas_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(GOLDEN))
+    for version, expected in (
+        ("abc", "expected a minor version such as 1.33"),
+        ("1.2", "no Kubernetes schemas for 1.2"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "tools", "lint", "--kubernetes-version", version, str(tmp_path)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 2 and expected in proc.stderr and "Traceback" not in proc.stderr

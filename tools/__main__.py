@@ -7,6 +7,7 @@ violations, 2 config/usage/IO errors, 101 internal error (traceback only with ``
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -86,6 +87,12 @@ def _schemas(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if problems else EXIT_OK
 
 
+def _minor_version(text: str) -> str:
+    if not re.fullmatch(r"\d+\.\d+", text):
+        raise argparse.ArgumentTypeError(f"expected a minor version such as 1.33 (got {text!r})")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
@@ -103,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument(
         "--kubernetes-version",
+        type=_minor_version,
         default=DEFAULT_KUBERNETES_VERSION,
         help=f"validate core kinds for this minor version (default {DEFAULT_KUBERNETES_VERSION})",
     )

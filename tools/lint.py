@@ -95,7 +95,10 @@ def lint(
     (default ``policies/config/<env>.json``). Ordered by file and object."""
     config = resolve(policy_config, environment)
     located = load_objects(expand(paths))
-    validator = Validator(kubernetes_version, crd_dir)
+    try:
+        validator = Validator(kubernetes_version, crd_dir)
+    except ValueError as exc:  # a version kubernetes-validate has no schemas for
+        raise ConfigError([f"--kubernetes-version {kubernetes_version}: {exc}"]) from None
     level = str(config.get(SCHEMA_POLICY, {}).get("enforcementLevel") or "mandatory")
     found = []
     if level != "disabled":

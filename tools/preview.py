@@ -89,7 +89,10 @@ def run_preview(
             m["metadata"]["name"],
         ),
     )
-    validator = Validator(spec.kubernetes_version, crd_dir)
+    try:
+        validator = Validator(spec.kubernetes_version, crd_dir)
+    except ValueError as exc:  # a version kubernetes-validate has no schemas for
+        raise ConfigError([f"{source}: platform.kubernetesVersion: {exc}"]) from None
     result = PreviewResult(stack, spec, resources, manifests, schema_sources=validator.describe())
     for obj in manifests:
         result.schema_errors += validator.validate(obj)
