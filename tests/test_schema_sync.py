@@ -202,3 +202,14 @@ def test_without_a_mirror_the_pinned_urls_are_downloaded(upstream_server: str, t
 def test_make_schemas_is_wired_to_the_sync_tool() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert "python -m tools schemas" in makefile
+
+
+def test_an_unreachable_pin_is_a_config_error_naming_the_url(upstream_server: str) -> None:
+    from tools.schema_sync import Pin, fetch
+
+    pin = next(p for p in PINS if p.kind == "crd")
+    missing = Pin(**{**pin.__dict__, "url": f"{upstream_server}/no/such/file.yaml"})
+    with pytest.raises(ConfigError) as err:
+        fetch(missing, None)
+    (line,) = err.value.lines
+    assert line.startswith(f"{upstream_server}/no/such/file.yaml: cannot download (HTTP Error 404")

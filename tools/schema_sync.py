@@ -106,8 +106,13 @@ def fetch(pin: Pin, mirror: Path | None) -> bytes:
         data = path.read_bytes()
         where = str(path)
     else:
-        with urllib.request.urlopen(pin.url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
-            data = response.read()
+        try:
+            with urllib.request.urlopen(pin.url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
+                data = response.read()
+        except OSError as exc:  # URLError, HTTPError, timeouts
+            raise ConfigError(
+                [f"{pin.url}: cannot download ({exc}); fix the URL in schemas/pins.yaml or use FROM=<local mirror>"]
+            ) from None
         where = pin.url
     digest = hashlib.sha256(data).hexdigest()
     if digest != pin.sha256:
