@@ -21,10 +21,9 @@ from typing import Any, Literal
 import yaml
 
 from components.errors import ConfigError
-from components.manifests.ray_objects import as_map
 from components.spec.platform import DEFAULT_KUBERNETES_VERSION
 from policies.rules.base import SCHEMA_POLICY, RuleContext, Violation, resource_type
-from policies.rules.engine import evaluate_resources
+from policies.rules.engine import evaluate_resources, violation
 from tools.policy_config import resolve
 from tools.schema import Validator, yaml_load_all
 
@@ -112,30 +111,19 @@ def lint(
 def schema_findings(
     validator: Validator, obj: Mapping[str, Any], level: Literal["mandatory", "advisory"] | str = "mandatory"
 ) -> list[Violation]:
-    meta = as_map(obj.get("metadata"))
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
-
-    def finding(enforcement: Literal["mandatory", "advisory"], message: str) -> Violation:
-        namespace = meta.get("namespace")
-        return Violation(
-            policy=SCHEMA_POLICY,
-            enforcement=enforcement,
-            kind=str(kind),
-            name=str(meta.get("name") if meta.get("name") is not None else "-"),
-            namespace=str(namespace) if namespace is not None else None,
-            message=message,
-        )
-
+    rtype = resource_type(obj)
     if isinstance(kind, str) and isinstance(api_version, str) and not validator.has_schema(api_version, kind):
-        return [
-            finding(
-                "advisory",
-                f"not validated: no schema for {api_version} {kind} in Kubernetes {validator.kubernetes_version} "
-                "or the project's schemas (pass --crds <folder> with its CRD to validate it)",
-            )
-        ]
-    enforcement: Literal["mandatory", "advisory"] = "advisory" if level == "advisory" else "mandatory"
-    return [finding(enforcement, f"{e.path or '<root>'}: {e.message}") for e in validator.validate(obj)]
+        message = (
+            f"not validated: no schema for {api_version} {kind} in Kubernetes {validator.kubernetes_version} "
+            "or the project's schemas (pass --crds <folder> with its CRD to validate it)"
+        )
+        return [violation(SCHEMA_POLICY, "advisory", obj, rtype, message)]
+    enforcement = "advisory" if level == "advisory" else "mandatory"
+    return [
+        violation(SCHEMA_POLICY, enforcement, obj, rtype, f"{e.path or '<root>'}: {e.message}")
+        for e in validator.validate(obj)
+    ]
 
 
 def render(findings: list[tuple[str, Violation]], fmt: str) -> str:

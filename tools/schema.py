@@ -215,10 +215,6 @@ class Validator:
     def has_schema(self, api_version: str, kind: str) -> bool:
         return _core_validator(self.core_dir, kind, api_version) is not None or self._crd(api_version, kind) is not None
 
-    def is_custom(self, api_version: str, kind: str) -> bool:
-        """A kind of the project's schemas (or the override folder), not a core kind."""
-        return _core_validator(self.core_dir, kind, api_version) is None and self._crd(api_version, kind) is not None
-
     def _crd(self, api_version: str, kind: str) -> tuple[Crd, str] | None:
         return custom_resource_schema(self.store, api_version, kind)
 

@@ -18,6 +18,7 @@ from components.spec import (
     CpuPool,
     GcsFaultToleranceSpec,
     GpuPool,
+    RayJobSpec,
     RayServiceSpec,
     Resources,
     TpuPool,
@@ -232,7 +233,9 @@ def cluster_body(
     if w.network_policy is not None:
         if operator_namespace is None:
             raise ValueError("a network policy needs the operator's namespace")
-        kind = {"RayServiceSpec": "RayService", "RayJobSpec": "RayJob"}.get(type(w).__name__, "RayCluster")
+        kind = (
+            "RayService" if isinstance(w, RayServiceSpec) else "RayJob" if isinstance(w, RayJobSpec) else "RayCluster"
+        )
         body["networkPolicy"] = network_policy(kind, w.network_policy, operator_namespace)
     if w.mtls:
         body["tlsOptions"] = {"enabled": True}

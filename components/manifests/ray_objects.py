@@ -126,7 +126,6 @@ def container_resource(container: Mapping[str, Any], resource: str) -> Any:
 
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu")
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 TPU_RESOURCE = "google.com/tpu"
 _MIG = re.compile(r"nvidia\.com/mig-\d+g\.\d+gb$")
 

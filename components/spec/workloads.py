@@ -766,12 +766,6 @@ class RayServiceSpec(ClusterBase):
     def is_llm(self) -> bool:
         return any(isinstance(app, LlmApp) for app in self.applications)
 
-    @property
-    def multi_host_llm(self) -> bool:
-        return any(
-            m.pipeline_parallel_size > 1 for app in self.applications if isinstance(app, LlmApp) for m in app.models
-        )
-
     @model_validator(mode="after")
     def _apps(self) -> RayServiceSpec:
         if self.gcs_fault_tolerance is not None and self.gcs_fault_tolerance.external_storage_namespace:

@@ -10,7 +10,8 @@ from policies.rules import RESOURCE_RULES, STACK_RULES
 from policies.rules.base import Resource, Rule, RuleContext, Violation, as_object, resource_type
 
 
-def _violation(rule_name: str, level: Any, obj: Mapping[str, Any], rtype: str, message: str) -> Violation:
+def violation(rule_name: str, level: Any, obj: Mapping[str, Any], rtype: str, message: str) -> Violation:
+    """A finding of ``rule_name`` about ``obj`` (kind, name, namespace read from the object)."""
     meta = metadata_of(obj)
     name = meta.get("name")
     namespace = meta.get("namespace")
@@ -51,13 +52,13 @@ def evaluate_resources(
         for i, ((rtype, _), obj) in enumerate(zip(resources, objects, strict=True)):
             if not rtype.startswith("kubernetes:"):
                 continue
-            found += [(i, _violation(rule.name, level, obj, rtype, m)) for m in rule.check(rtype, obj, rule_ctx)]
+            found += [(i, violation(rule.name, level, obj, rtype, m)) for m in rule.check(rtype, obj, rule_ctx)]
     for stack_rule in STACK_RULES:
         level, rule_ctx = _settings(stack_rule, ctx, config)
         if level == "disabled":
             continue
         for i, message in stack_rule.check(resources, rule_ctx):
-            found.append((i, _violation(stack_rule.name, level, objects[i], resources[i][0], message)))
+            found.append((i, violation(stack_rule.name, level, objects[i], resources[i][0], message)))
     found.sort(key=lambda pair: pair[0])
     return found
 

@@ -20,6 +20,7 @@ from components.manifests.ray_objects import (
     job_spec_path,
     pod_groups,
 )
+from components.manifests.workloads import LLM_IMPORT_PATH
 
 
 @lru_cache(maxsize=1024)
@@ -106,3 +107,11 @@ def is_llm_service(obj: Mapping[str, Any]) -> bool:
     """A RayService that serves an LLM: Ray Serve LLM or vLLM in its serve config."""
     text = serving_text(obj)
     return obj.get("kind") == "RayService" and bool(re.search(r"ray\.serve\.llm|vllm|llm_configs", text))
+
+
+def llm_configs(doc: Any) -> Iterator[tuple[int, int, Any]]:
+    """(application index, config index, config) of every Ray Serve LLM model in a serve config."""
+    for i, app in enumerate(as_list(as_map(doc).get("applications"))):
+        if as_map(app).get("import_path") == LLM_IMPORT_PATH:
+            for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
+                yield i, j, config

@@ -19,12 +19,11 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.manifests.ray_objects import as_list, as_map, dig, pod_groups
+from components.manifests.ray_objects import as_map, dig, pod_groups
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
-from policies.rules.helpers import parse_yaml
+from policies.rules.helpers import llm_configs, parse_yaml
 from policies.rules.serve_config_schema import serve_config_errors
 
-LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 PREFIX = "accelerator_type:"
 
 
@@ -48,13 +47,10 @@ def requested_types(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if error is not None:
         return []
     found = []
-    for i, app in enumerate(as_list(as_map(doc).get("applications"))):
-        if as_map(app).get("import_path") != LLM_IMPORT_PATH:
-            continue
-        for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
-            accelerator = as_map(config).get("accelerator_type")
-            if isinstance(accelerator, str) and accelerator:
-                found.append((f"applications[{i}].args.llm_configs[{j}]", accelerator))
+    for i, j, config in llm_configs(doc):
+        accelerator = as_map(config).get("accelerator_type")
+        if isinstance(accelerator, str) and accelerator:
+            found.append((f"applications[{i}].args.llm_configs[{j}]", accelerator))
     return found
 
 

@@ -35,14 +35,13 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from components.manifests.ray_objects import as_list, as_map, dig
+from components.manifests.ray_objects import dig
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
-from policies.rules.helpers import parse_yaml
+from policies.rules.helpers import llm_configs, parse_yaml
 
 RAY_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "ray"
 """The project's JSON Schemas of Ray's models (``make schemas``)."""
 MODE_ENV = "KUBERAY_PLATFORM_SERVE_VALIDATION"
-LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 _ENUM_SHOWN = 8
 
 
@@ -101,19 +100,11 @@ def serve_config_errors(text: str) -> tuple[str, ...]:
     if error is not None:
         return (f"not valid YAML: {error}",)
     problems = model_schema("serve-deploy").errors(doc, ())
-    for i, j, config in _llm_configs(doc):
+    for i, j, config in llm_configs(doc):
         problems += model_schema("llm-config").errors(config, ("applications", i, "args", "llm_configs", j))
     if not problems and ray_models_available():
         problems = _ray_model_errors(doc)
     return tuple(problems)
-
-
-def _llm_configs(doc: Any) -> Iterator[tuple[int, int, Any]]:
-    """(application index, config index, config) of every Ray Serve LLM model."""
-    for i, app in enumerate(as_list(as_map(doc).get("applications"))):
-        if as_map(app).get("import_path") == LLM_IMPORT_PATH:
-            for j, config in enumerate(as_list(dig(app, "args", "llm_configs"))):
-                yield i, j, config
 
 
 def _ray_model_errors(doc: Any) -> list[str]:
@@ -128,7 +119,7 @@ def _ray_model_errors(doc: Any) -> list[str]:
     except ValidationError as exc:
         return list(_described(exc, ()))
     problems: list[str] = []
-    for i, j, config in _llm_configs(doc):
+    for i, j, config in llm_configs(doc):
         try:
             llm_config_model().model_validate(config)
         except ValidationError as exc:
