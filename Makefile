@@ -3,6 +3,10 @@
 #   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json] (checks group)
 #   make test                                 static checks + every test                (dev group)
 #   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
+#   make toolchain                            build/reuse the pinned Pulumi CLI + Kubernetes provider (Go)
+#   make pulumi-preview STACK=dev             the real engine: preview + up in render mode -> out/<stack>/rendered
+#        [OPERATOR_CHART=<chart .tgz>] [CLUSTER_KUBECONFIG=<file>: preview against that cluster instead]
+#   make pulumi-up STACK=prod CLUSTER_KUBECONFIG=<file>   the real engine: pulumi up against a cluster
 #   make lock                                 recompile every lock from its .in file (needs PyPI)
 # Dependency groups (each a hand-written .in, locked with hashes by pip-compile):
 #   requirements.txt           the Pulumi program (`pulumi up` installs it into .venv itself)
@@ -28,8 +32,12 @@ FORMAT ?= text
 FILES ?=
 POLICY_CONFIG ?=
 POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
+OPERATOR_CHART ?=
+CLUSTER_KUBECONFIG ?=
+ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--operator-chart $(OPERATOR_CHART))
 
-.PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean
+.PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean \
+	toolchain pulumi-preview pulumi-up
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +79,20 @@ lint: $(CHECKS_STAMP)
 # Needs the dev group: the serve-config schemas are generated from Ray's own models.
 schemas: $(DEV_STAMP)
 	$(BIN)/python -m tools schemas $(if $(FROM),--from $(FROM))
+
+# The pinned Go toolchain (toolchain/*/go.mod), built into ~/.cache/kuberay-platform/toolchain/ keyed
+# by its pins; a second run with nothing changed only checks the keys.
+toolchain: $(CHECKS_STAMP)
+	$(BIN)/python -m tools toolchain
+
+# Render mode (no CLUSTER_KUBECONFIG): preview, up --yes into out/<stack>/rendered/, preview with no changes.
+pulumi-preview: $(CHECKS_STAMP) $(POLICY_VENV)/.installed
+	$(BIN)/python -m tools pulumi-preview $(ENGINE_ARGS) \
+		$(if $(CLUSTER_KUBECONFIG),--kubeconfig $(CLUSTER_KUBECONFIG),--up)
+
+pulumi-up: $(CHECKS_STAMP) $(POLICY_VENV)/.installed
+	@if [ -z "$(CLUSTER_KUBECONFIG)" ]; then echo 'usage: make pulumi-up STACK=<stack> CLUSTER_KUBECONFIG=<kubeconfig>' >&2; exit 2; fi
+	$(BIN)/python -m tools pulumi-preview $(ENGINE_ARGS) --kubeconfig $(CLUSTER_KUBECONFIG) --up
 
 policy-config: $(CHECKS_STAMP)
 	$(BIN)/python -m tools policy-config

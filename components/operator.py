@@ -13,19 +13,19 @@ from components.spec import OperatorSpec
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 
-def crd_transform(adopting_provider: pulumi.ProviderResource | None) -> pulumi.ResourceTransform:
+def crd_transform() -> pulumi.ResourceTransform:
     """The chart's transform for its CRDs: kept in the cluster when the operator is destroyed or
     replaced, and adopted again on the next ``pulumi up``.
 
     Deleting a CRD deletes every RayCluster, RayJob and RayService of that kind cluster-wide, so
     ``pulumi destroy`` of the operator must leave them. Upgrades still reach them: Chart v4
     applies CRDs as ordinary resources with server-side apply. A later ``pulumi up`` (or a new
-    stack on a cluster that already has KubeRay) finds them existing: they alone get a provider that
-    upserts (``upsertExistingObjects``; pulumi-kubernetes >= 4.29 otherwise creates with a plain POST
-    that fails with "already exists"), and ``pulumi.com/patchForce`` takes over the fields the earlier
-    stack's field manager owned (``await.Creation`` applies without force otherwise). The chart's
-    other objects keep the stack's provider: a second install's ClusterRoles must fail to create,
-    not be adopted and later deleted from under it.
+    stack on a cluster that already has KubeRay) finds them existing: the pinned provider
+    (pulumi-kubernetes 4.25.0, ``toolchain/kubernetes``) creates with a server-side apply PATCH,
+    which upserts, and ``pulumi.com/patchForce`` takes over the fields the earlier stack's field
+    manager owned (``await.Creation`` applies without force otherwise). From 4.29 the provider
+    creates with a plain POST that fails with "already exists" unless the provider sets
+    ``upsertExistingObjects``: moving the pin past 4.28 needs an upserting provider for the CRDs.
     """
 
     def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
@@ -37,26 +37,24 @@ def crd_transform(adopting_provider: pulumi.ProviderResource | None) -> pulumi.R
             annotations = metadata.get("annotations")
             annotations = dict(annotations) if isinstance(annotations, dict) else {}
             props["metadata"] = {**metadata, "annotations": {**annotations, "pulumi.com/patchForce": "true"}}
-        extra = pulumi.ResourceOptions(retain_on_delete=True, provider=adopting_provider)
+        extra = pulumi.ResourceOptions(retain_on_delete=True)
         return pulumi.ResourceTransformResult(props=props, opts=pulumi.ResourceOptions.merge(args.opts, extra))
 
     return transform
 
 
-def adopting_provider(name: str, parent: pulumi.Resource) -> k8s.Provider:
-    """The CRDs' provider: ``upsertExistingObjects`` on the stack's cluster. An explicit provider
-    reads no ``kubernetes:*`` stack config, so the settings that choose the cluster are passed on
-    (``context``, ``kubeconfig`` kept secret, ``cluster``); the rest keep the provider defaults
-    (server-side apply, which CRDs of this size need anyway)."""
-    config = pulumi.Config("kubernetes")
-    return k8s.Provider(
-        name,
-        context=config.get("context"),
-        kubeconfig=config.get_secret("kubeconfig"),
-        cluster=config.get("cluster"),
-        upsert_existing_objects=True,
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+def chart_source_args(spec: OperatorSpec) -> dict[str, Any]:
+    """``helm.v4.Chart`` arguments for the chart's source: repository, OCI reference or local archive."""
+    source = spec.chart
+    if source.archive_path is not None:  # a local archive is one version already; Helm takes no version for it
+        return {"chart": str(source.archive_path)}
+    if source.oci:
+        return {"chart": source.oci, "version": spec.chart_version}
+    return {
+        "chart": "kuberay-operator",
+        "version": spec.chart_version,
+        "repository_opts": k8s.helm.v4.RepositoryOptsArgs(repo=source.repository),
+    }
 
 
 @dataclass(frozen=True)
@@ -85,16 +83,14 @@ class KubeRayOperator(pulumi.ComponentResource):
             f"{name}-chart",
             k8s.helm.v4.ChartArgs(
                 name="kuberay-operator",
-                chart="kuberay-operator",
-                version=args.spec.chart_version,
-                repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=args.spec.chart_repository),
+                **chart_source_args(args.spec),
                 namespace=ns.metadata.name,
                 values=args.values,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[ns, *args.namespaces],
-                transforms=[crd_transform(adopting_provider(f"{name}-crd-provider", self))],
+                transforms=[crd_transform()],
             ),
         )
         self.namespace = ns.metadata.name

@@ -68,7 +68,7 @@ def test_crds_of_the_chart_survive_pulumi_destroy() -> None:
 
 def test_the_crd_transform_keeps_the_other_options() -> None:
     opts = pulumi.ResourceOptions(protect=True, ignore_changes=["spec"])
-    result = crd_transform(None)(pulumi.ResourceTransformArgs(True, CRD_TYPE, "x", {"a": 1}, opts))
+    result = crd_transform()(pulumi.ResourceTransformArgs(True, CRD_TYPE, "x", {"a": 1}, opts))
     assert result is not None
     assert (result.opts.retain_on_delete, result.opts.protect, result.opts.ignore_changes) == (True, True, ["spec"])
     assert result.props == {"a": 1}

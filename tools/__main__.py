@@ -87,6 +87,23 @@ def _schemas(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if problems else EXIT_OK
 
 
+def _pulumi_preview(args: argparse.Namespace) -> int:
+    from tools.real_engine import run
+
+    return run(args)
+
+
+def _toolchain(args: argparse.Namespace) -> int:
+    from tools.toolchain import ToolchainError, ensure
+
+    try:
+        ensure(log=lambda line: print(line, file=sys.stderr))
+    except ToolchainError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_CONFIG
+    return EXIT_OK
+
+
 def _minor_version(text: str) -> str:
     if not re.fullmatch(r"\d+\.\d+", text):
         raise argparse.ArgumentTypeError(f"expected a minor version such as 1.33 (got {text!r})")
@@ -123,6 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from", dest="mirror", help="a local mirror of the upstream files (else download the pinned URLs)")
     p.add_argument("--check", action="store_true", help="compare with schemas/ instead of writing (exit 1 if stale)")
     p.set_defaults(func=_schemas)
+    p = sub.add_parser("toolchain", help="build or reuse the pinned Pulumi CLI and Kubernetes provider")
+    p.set_defaults(func=_toolchain)
+    p = sub.add_parser("pulumi-preview", help="the real engine: pulumi preview (+ up in render mode) of a stack")
+    p.add_argument("--stack", required=True)
+    p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
+    p.add_argument("--up", action="store_true", help="then pulumi up --yes and a preview that must show no changes")
+    p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
+    p.add_argument("--kubeconfig", help="run against this cluster instead of rendering to out/<stack>/rendered/")
+    p.add_argument("--operator-chart", help="a local kuberay-operator chart archive (air-gapped/offline runs)")
+    p.set_defaults(func=_pulumi_preview)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors are exit 2 already

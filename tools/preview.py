@@ -248,7 +248,7 @@ def render_summary(result: PreviewResult) -> str:
     values = chart.get("values") or {}
     op = spec.operator
     lines += [
-        f"- chart `{chart.get('chart')}` {chart.get('version')} from {op.chart_repository}, "
+        f"- chart `{chart.get('chart')}` {chart.get('version')} from {op.chart.describe()}, "
         f"namespace `{chart.get('namespace')}`",
         f"- image `{op.image.repository}:{op.image.tag}`, scale profile `{op.scale}`: "
         f"reconcileConcurrency {values.get('reconcileConcurrency')}, kubeClient qps "

@@ -1,0 +1,241 @@
+"""The real Pulumi engine: ``make pulumi-preview STACK=<stack>`` (``python -m tools pulumi-preview``).
+
+The pinned CLI and Kubernetes provider (``tools/toolchain.py``) run the project's ``__main__.py``
+with the policy pack, against a local file backend with a passphrase secrets provider:
+
+- ``pulumi preview --policy-pack policies --policy-pack-config policies/config/<env>.json``;
+- in render mode (the default: no kubeconfig given) then ``pulumi up --yes`` with the provider's
+  ``renderYamlToDirectory`` set to ``out/<stack>/rendered/``, and a second preview that must show
+  no changes;
+- with ``--kubeconfig``, the preview runs against that cluster (``--up`` applies it).
+
+The Python language host cannot be built from the modules the Go proxy serves (README, "Real
+engine"), so the program runs through Pulumi's Automation API: the CLI is started with
+``--client`` pointing at the ``pulumi`` SDK's own language server (``pulumi.automation``), which
+runs ``__main__.py`` in this process, and the policy pack is started as an executable analyzer
+plugin that runs ``python -u -m pulumi.policy <engine> policies`` in the pack's virtualenv, the
+command the language host would run for it. Engine, state, secrets, provider and analyzer
+protocol are the real ones.
+
+The committed ``stacks/Pulumi.<stack>.yaml`` is never written: each run merges its config into a
+run copy under ``.pulumi/`` that keeps what ``pulumi stack init`` and ``pulumi config set`` added
+there (the encryption salt, extra secrets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "kuberay-platform"
+LOCAL_PASSPHRASE = "kuberay-platform-local-render"  # only for the local render-mode backend (not a secret)
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Everything one stack's runs keep, under ``.pulumi/<mode>/`` (git-ignored)."""
+
+    stack: str
+    mode: str  # "render" or "cluster"
+    source: Path  # the stack file read: stacks/Pulumi.<stack>.yaml unless --stack-file names another
+
+    @property
+    def base(self) -> Path:
+        return ROOT / ".pulumi" / self.mode
+
+    @property
+    def state(self) -> Path:
+        return self.base / "state"
+
+    @property
+    def home(self) -> Path:
+        return self.base / "home"
+
+    @property
+    def work(self) -> Path:
+        return self.base / "work" / self.stack
+
+    @property
+    def stack_file(self) -> Path:
+        return self.work / f"Pulumi.{self.stack}.yaml"
+
+    @property
+    def rendered(self) -> Path:
+        return ROOT / "out" / self.stack / "rendered"
+
+
+def committed_stack_file(stack: str) -> Path:
+    return ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+def display(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def read_stack_file(source: Path) -> dict[str, Any]:
+    if not source.is_file():
+        raise ConfigError([f"{display(source)}: no such stack file (stacks: dev, staging, prod)"])
+    try:
+        data = yaml.safe_load(source.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{display(source)}: not valid YAML: {str(exc).splitlines()[0]}"]) from None
+    if not isinstance(data, dict) or not isinstance(data.get("config") or {}, dict):
+        raise ConfigError([f"{display(source)}: expected a mapping with a `config:` mapping"])
+    return data
+
+
+def stack_environment(committed: dict[str, Any]) -> str:
+    platform = (committed.get("config") or {}).get(f"{PROJECT}:platform") or {}
+    env = platform.get("environment") if isinstance(platform, dict) else None
+    return env if isinstance(env, str) else "dev"
+
+
+def write_run_copy(paths: RunPaths, committed: dict[str, Any], overrides: dict[str, Any]) -> None:
+    """The run's Pulumi.yaml and stack file: the committed config wins for every key it sets."""
+    paths.work.mkdir(parents=True, exist_ok=True)
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    project.pop("stackConfigDir", None)
+    if paths.mode == "render":
+        # `options.refresh: always` reads every resource back from the cluster; render mode has none.
+        (project.get("options") or {}).pop("refresh", None)
+        if project.get("options") == {}:
+            project.pop("options")
+    (paths.work / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
+    current = yaml.safe_load(paths.stack_file.read_text()) if paths.stack_file.is_file() else {}
+    current = current or {}
+    config = {**(current.get("config") or {}), **(committed.get("config") or {}), **overrides}
+    merged = {k: v for k, v in current.items() if k != "config"}
+    merged["config"] = config
+    paths.stack_file.write_text(yaml.safe_dump(merged, sort_keys=False))
+
+
+def policy_launcher(paths: RunPaths) -> Path:
+    """The policy pack as an executable analyzer plugin: the command the language host runs for it."""
+    python = ROOT / "policies" / "venv" / "bin" / "python"
+    if not python.is_file():
+        raise ConfigError(["policies/venv: the policy pack's virtualenv is missing (run `make policy-venv`)"])
+    launcher = paths.base / "bin" / "policies"
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    launcher.write_text(
+        "#!/bin/sh\n"
+        "# The kuberay-platform policy pack, started by the Pulumi CLI as an analyzer plugin.\n"
+        f'cd "{ROOT / "policies"}" && exec "{python}" -u -m pulumi.policy "$@" "{ROOT / "policies"}"\n'
+    )
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return launcher
+
+
+def engine_env(paths: RunPaths, kubeconfig: Path | None) -> dict[str, str]:
+    env = {
+        "PULUMI_HOME": str(paths.home),
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_SKIP_CONFIRMATIONS": "true",
+    }
+    if paths.mode == "render":
+        # No kubeconfig in reach: a path that does not exist, so neither $KUBECONFIG nor ~/.kube/config
+        # is read and the provider only renders.
+        env["KUBECONFIG"] = str(paths.work / "no-kubeconfig")
+        env["PULUMI_BACKEND_URL"] = paths.state.as_uri()
+        env["PULUMI_CONFIG_PASSPHRASE"] = os.environ.get("PULUMI_CONFIG_PASSPHRASE", LOCAL_PASSPHRASE)
+    else:
+        env["PULUMI_BACKEND_URL"] = os.environ.get("PULUMI_BACKEND_URL", paths.state.as_uri())
+        assert kubeconfig is not None
+        env["KUBECONFIG"] = str(kubeconfig)
+    return env
+
+
+def install_provider(paths: RunPaths, env: dict[str, str], cli: Path, provider: Path) -> None:
+    """``pulumi plugin install resource kubernetes <version> --file <built binary>`` into the run's
+    PULUMI_HOME, once per built binary (its cache directory names the key of its pins)."""
+    from tools.toolchain import KUBERNETES
+
+    marker = paths.home / "kuberay-platform-provider"
+    if marker.is_file() and marker.read_text() == str(provider):
+        return
+    version = KUBERNETES.version
+    command = [str(cli), "plugin", "install", "resource", "kubernetes", version, "--file", str(provider), "--reinstall"]
+    proc = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ConfigError([f"pulumi plugin install resource kubernetes {version} failed: {proc.stderr.strip()}"])
+    marker.write_text(str(provider))
+
+
+def _program() -> None:
+    runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pulumi import automation as auto
+
+    from tools import toolchain
+
+    kubeconfig = Path(args.kubeconfig).resolve() if args.kubeconfig else None
+    source = Path(args.stack_file).resolve() if args.stack_file else committed_stack_file(args.stack)
+    paths = RunPaths(args.stack, "cluster" if kubeconfig else "render", source)
+    committed = read_stack_file(source)
+    binaries = toolchain.ensure(log=lambda line: print(line, file=sys.stderr))
+    overrides: dict[str, Any] = {}
+    if kubeconfig is None:
+        overrides["kubernetes:renderYamlToDirectory"] = str(paths.rendered)
+    if args.operator_chart:
+        platform = dict((committed.get("config") or {}).get(f"{PROJECT}:platform") or {})
+        operator = dict(platform.get("operator") or {})
+        operator["chart"] = {"archive": str(Path(args.operator_chart).resolve())}
+        platform["operator"] = operator
+        overrides[f"{PROJECT}:platform"] = platform
+    write_run_copy(paths, committed, overrides)
+    for folder in (paths.state, paths.home):
+        folder.mkdir(parents=True, exist_ok=True)
+    env = engine_env(paths, kubeconfig)
+    install_provider(paths, env, binaries["pulumi"], binaries["pulumi-resource-kubernetes"])
+    policy_config = Path(args.policy_config or ROOT / "policies" / "config" / f"{stack_environment(committed)}.json")
+    launcher = policy_launcher(paths)
+    stack = auto.create_or_select_stack(
+        stack_name=args.stack,
+        project_name=PROJECT,
+        program=_program,
+        opts=auto.LocalWorkspaceOptions(
+            work_dir=str(paths.work),
+            pulumi_home=str(paths.home),
+            env_vars=env,
+            secrets_provider="passphrase",
+            pulumi_command=auto.PulumiCommand(root=str(binaries["pulumi"].parent.parent)),
+        ),
+    )
+    packs, pack_configs = [str(launcher)], [str(policy_config.resolve())]
+
+    usual, shown = f"stacks/Pulumi.{args.stack}.yaml", display(source)
+
+    def out(line: str) -> None:  # the program names the stack's usual file; name the one read
+        print(line.replace(usual, shown) if shown != usual else line, flush=True)
+
+    try:
+        stack.preview(on_output=out, policy_packs=packs, policy_pack_configs=pack_configs)
+        if args.up:
+            stack.up(on_output=out, policy_packs=packs, policy_pack_configs=pack_configs)
+            if kubeconfig is None:
+                print(f"{args.stack}: rendered into {paths.rendered.relative_to(ROOT)}/", flush=True)
+            stack.preview(on_output=out, expect_no_changes=True, policy_packs=packs, policy_pack_configs=pack_configs)
+    except auto.CommandError as exc:
+        print(_command_error(exc), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _command_error(exc: Exception) -> str:
+    text = str(exc)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[-40:])
