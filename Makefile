@@ -7,6 +7,7 @@
 #   make pulumi-preview STACK=dev             the real engine: preview + up in render mode -> out/<stack>/rendered
 #        [OPERATOR_CHART=<chart .tgz>] [CLUSTER_KUBECONFIG=<file>: preview against that cluster instead]
 #   make pulumi-up STACK=prod CLUSTER_KUBECONFIG=<file>   the real engine: pulumi up against a cluster
+#   make test-engine                          the real-engine tests (every stack; needs Go and the chart)
 #   make lock                                 recompile every lock from its .in file (needs PyPI)
 # Dependency groups (each a hand-written .in, locked with hashes by pip-compile):
 #   requirements.txt           the Pulumi program (`pulumi up` installs it into .venv itself)
@@ -37,7 +38,7 @@ CLUSTER_KUBECONFIG ?=
 ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--operator-chart $(OPERATOR_CHART))
 
 .PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean \
-	toolchain pulumi-preview pulumi-up
+	toolchain pulumi-preview pulumi-up test-engine
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +106,11 @@ check: $(DEV_STAMP)
 
 test: check
 	$(BIN)/python -m pytest
+
+# The real engine (tests/test_real_engine.py): builds/reuses the toolchain, then every stack for real.
+# OPERATOR_CHART defaults to the offline chart beside the repository (../shared/charts/).
+test-engine: $(DEV_STAMP) $(POLICY_VENV)/.installed
+	$(BIN)/python -m pytest -m engine tests/test_real_engine.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tools.bench

@@ -104,6 +104,13 @@ def _toolchain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _key_and_variable(text: str) -> tuple[str, str]:
+    key, sep, variable = text.partition("=")
+    if not sep or not key or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+        raise argparse.ArgumentTypeError(f"expected KEY=ENV_VARIABLE (got {text!r})")
+    return key, variable
+
+
 def _minor_version(text: str) -> str:
     if not re.fullmatch(r"\d+\.\d+", text):
         raise argparse.ArgumentTypeError(f"expected a minor version such as 1.33 (got {text!r})")
@@ -149,6 +156,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument("--kubeconfig", help="run against this cluster instead of rendering to out/<stack>/rendered/")
     p.add_argument("--operator-chart", help="a local kuberay-operator chart archive (air-gapped/offline runs)")
+    p.add_argument("--out", default="out", help="render into <out>/<stack>/rendered/ (default: out)")
+    p.add_argument("--engine-dir", default=".pulumi", help="state, PULUMI_HOME and run copies (default: .pulumi)")
+    p.add_argument(
+        "--secret-from-env",
+        type=_key_and_variable,
+        action="append",
+        default=[],
+        metavar="KEY=VAR",
+        help="pulumi config set --secret KEY to the value of $VAR before running (CI secrets)",
+    )
     p.set_defaults(func=_pulumi_preview)
     try:
         args = parser.parse_args(argv)

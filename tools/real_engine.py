@@ -25,9 +25,9 @@ there (the encryption salt, extra secrets).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import runpy
-import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -45,15 +45,17 @@ LOCAL_PASSPHRASE = "kuberay-platform-local-render"  # only for the local render-
 
 @dataclass(frozen=True)
 class RunPaths:
-    """Everything one stack's runs keep, under ``.pulumi/<mode>/`` (git-ignored)."""
+    """Everything one stack's runs keep, under ``<engine dir>/<mode>/`` (default ``.pulumi/``, git-ignored)."""
 
     stack: str
     mode: str  # "render" or "cluster"
     source: Path  # the stack file read: stacks/Pulumi.<stack>.yaml unless --stack-file names another
+    engine_dir: Path = ROOT / ".pulumi"
+    out: Path = ROOT / "out"
 
     @property
     def base(self) -> Path:
-        return ROOT / ".pulumi" / self.mode
+        return self.engine_dir / self.mode
 
     @property
     def state(self) -> Path:
@@ -73,7 +75,7 @@ class RunPaths:
 
     @property
     def rendered(self) -> Path:
-        return ROOT / "out" / self.stack / "rendered"
+        return self.out / self.stack / "rendered"
 
 
 def committed_stack_file(stack: str) -> Path:
@@ -128,12 +130,14 @@ def policy_launcher(paths: RunPaths) -> Path:
         raise ConfigError(["policies/venv: the policy pack's virtualenv is missing (run `make policy-venv`)"])
     launcher = paths.base / "bin" / "policies"
     launcher.parent.mkdir(parents=True, exist_ok=True)
-    launcher.write_text(
+    partial = launcher.with_name(f".policies-{os.getpid()}")
+    partial.write_text(
         "#!/bin/sh\n"
         "# The kuberay-platform policy pack, started by the Pulumi CLI as an analyzer plugin.\n"
         f'cd "{ROOT / "policies"}" && exec "{python}" -u -m pulumi.policy "$@" "{ROOT / "policies"}"\n'
     )
-    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    partial.chmod(0o755)
+    partial.replace(launcher)  # atomic: concurrent runs never see a half-written launcher
     return launcher
 
 
@@ -163,14 +167,16 @@ def install_provider(paths: RunPaths, env: dict[str, str], cli: Path, provider: 
     from tools.toolchain import KUBERNETES
 
     marker = paths.home / "kuberay-platform-provider"
-    if marker.is_file() and marker.read_text() == str(provider):
-        return
-    version = KUBERNETES.version
-    command = [str(cli), "plugin", "install", "resource", "kubernetes", version, "--file", str(provider), "--reinstall"]
-    proc = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ConfigError([f"pulumi plugin install resource kubernetes {version} failed: {proc.stderr.strip()}"])
-    marker.write_text(str(provider))
+    with (paths.home / ".kuberay-platform.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # runs in parallel share the home
+        if marker.is_file() and marker.read_text() == str(provider):
+            return
+        version = KUBERNETES.version
+        command = [str(cli), "plugin", "install", "resource", "kubernetes", version, "--file", str(provider)]
+        proc = subprocess.run([*command, "--reinstall"], env={**os.environ, **env}, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ConfigError([f"pulumi plugin install resource kubernetes {version} failed: {proc.stderr.strip()}"])
+        marker.write_text(str(provider))
 
 
 def _program() -> None:
@@ -184,7 +190,13 @@ def run(args: argparse.Namespace) -> int:
 
     kubeconfig = Path(args.kubeconfig).resolve() if args.kubeconfig else None
     source = Path(args.stack_file).resolve() if args.stack_file else committed_stack_file(args.stack)
-    paths = RunPaths(args.stack, "cluster" if kubeconfig else "render", source)
+    paths = RunPaths(
+        args.stack,
+        "cluster" if kubeconfig else "render",
+        source,
+        engine_dir=Path(args.engine_dir).resolve(),
+        out=Path(args.out).resolve(),
+    )
     committed = read_stack_file(source)
     binaries = toolchain.ensure(log=lambda line: print(line, file=sys.stderr))
     overrides: dict[str, Any] = {}
@@ -215,6 +227,10 @@ def run(args: argparse.Namespace) -> int:
             pulumi_command=auto.PulumiCommand(root=str(binaries["pulumi"].parent.parent)),
         ),
     )
+    for key, variable in args.secret_from_env:
+        if variable not in os.environ:
+            raise ConfigError([f"--secret-from-env {key}={variable}: ${variable} is not set"])
+        stack.set_config(key, auto.ConfigValue(os.environ[variable], secret=True))
     packs, pack_configs = [str(launcher)], [str(policy_config.resolve())]
 
     usual, shown = f"stacks/Pulumi.{args.stack}.yaml", display(source)
@@ -222,20 +238,25 @@ def run(args: argparse.Namespace) -> int:
     def out(line: str) -> None:  # the program names the stack's usual file; name the one read
         print(line.replace(usual, shown) if shown != usual else line, flush=True)
 
+    step = "preview"
     try:
         stack.preview(on_output=out, policy_packs=packs, policy_pack_configs=pack_configs)
         if args.up:
+            step = "up"
             stack.up(on_output=out, policy_packs=packs, policy_pack_configs=pack_configs)
             if kubeconfig is None:
-                print(f"{args.stack}: rendered into {paths.rendered.relative_to(ROOT)}/", flush=True)
-            stack.preview(on_output=out, expect_no_changes=True, policy_packs=packs, policy_pack_configs=pack_configs)
+                print(f"{args.stack}: rendered into {display(paths.rendered)}/", flush=True)
+            # Right after up, nothing may differ: a perpetual diff fails here (the policies ran above).
+            step = "preview --expect-no-changes"
+            stack.preview(on_output=out, expect_no_changes=True)
     except auto.CommandError as exc:
-        print(_command_error(exc), file=sys.stderr)
+        print(f"error: pulumi {step} failed{_stderr(exc)}", file=sys.stderr)
         return 1
     return 0
 
 
-def _command_error(exc: Exception) -> str:
-    text = str(exc)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return "\n".join(lines[-40:])
+def _stderr(exc: Exception) -> str:
+    """The CLI's own stderr from a CommandError (its stdout was already streamed)."""
+    _, found, stderr = str(exc).partition("\n stderr: ")
+    stderr = stderr.strip() if found else ""
+    return f": {stderr}" if stderr else ""

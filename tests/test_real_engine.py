@@ -1,0 +1,331 @@
+"""The real engine: the pinned Pulumi CLI, Kubernetes provider and policy pack run the program.
+
+``make test-engine`` (``.ci/run``, after ``make test``) runs these; plain ``pytest`` deselects them
+(marker ``engine``). They need Go for ``make toolchain`` and the offline chart beside the repository:
+without either they skip, and under ``CI=true`` they fail.
+
+Every run below starts at once (the fixture ``runs``) against a fresh backend in a temporary folder,
+and the tests read what the runs left: their output, the rendered objects and the state files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.spec import parse_platform
+from tests.conftest import REPO, SHARED, needs_shared
+from tools.schema import Validator
+
+pytestmark = pytest.mark.engine
+
+STACKS = ("dev", "staging", "prod")
+CHART = SHARED / "charts" / "kuberay-operator-1.7.0.tgz"
+SECRET_KEY = "kuberay-platform:engineProbeSecret"
+SECRET = "s3cr3t-" + secrets.token_hex(12)
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+@dataclass
+class Run:
+    name: str
+    args: list[str]
+    returncode: int = -1
+    output: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def _require_go() -> None:
+    if shutil.which("go"):
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("the real-engine tests need Go (make toolchain)")
+    pytest.skip("needs Go to build the pinned toolchain (make toolchain)")
+
+
+def _planted_head_runs_tasks(stack_file: Path, extra: list[str]) -> list[str]:
+    """A run whose program gives the RayCluster head Ray tasks (mandatory `head-runs-tasks` in prod):
+    the same plant as the offline preview's test, in the runner's own process, where the program runs."""
+    code = (
+        "import sys\n"
+        "import components.manifests.platform as platform\n"
+        "original = platform.ray_cluster\n"
+        "def planted(*args, **kwargs):\n"
+        "    obj = original(*args, **kwargs)\n"
+        "    obj['spec']['headGroupSpec']['rayStartParams'].pop('num-cpus')\n"
+        "    return obj\n"
+        "platform.ray_cluster = planted\n"
+        "from tools.__main__ import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    return ["-c", code, "pulumi-preview", "--stack-file", str(stack_file), *extra]
+
+
+@pytest.fixture(scope="session")
+def engine_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("engine")
+
+
+@pytest.fixture(scope="session")
+def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
+    _require_go()
+    needs_shared(CHART)
+    build = subprocess.run(
+        [sys.executable, "-m", "tools", "toolchain"], cwd=REPO, capture_output=True, text=True, timeout=3600
+    )
+    assert build.returncode == 0, build.stderr
+    common = ["--engine-dir", str(engine_base / "pulumi"), "--out", str(engine_base / "out")]
+    common += ["--operator-chart", str(CHART)]
+    dev = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    as_prod = json.loads(json.dumps(dev))
+    as_prod["config"]["kuberay-platform:platform"]["environment"] = "prod"
+    (engine_base / "planted.yaml").write_text(yaml.safe_dump(as_prod))
+    advisory = json.loads((REPO / "policies" / "config" / "prod.json").read_text())
+    advisory["head-runs-tasks"]["enforcementLevel"] = "advisory"
+    (engine_base / "advisory.json").write_text(json.dumps(advisory))
+    mistake = json.loads(json.dumps(dev))
+    mistake["config"]["kuberay-platform:platform"]["operator"]["scal"] = "large"
+    (engine_base / "mistake.yaml").write_text(yaml.safe_dump(mistake))
+
+    plan: list[Run] = [
+        Run(
+            stack,
+            ["-m", "tools", "pulumi-preview", "--stack", stack, "--up", *common]
+            + (["--secret-from-env", f"{SECRET_KEY}=ENGINE_PROBE_SECRET"] if stack == "dev" else []),
+        )
+        for stack in STACKS
+    ]
+    planted = engine_base / "planted.yaml"
+    plan.append(Run("mandatory", _planted_head_runs_tasks(planted, ["--stack", "planted", *common])))
+    advisory_args = ["--stack", "planted-advisory", "--policy-config", str(engine_base / "advisory.json")]
+    plan.append(Run("advisory", _planted_head_runs_tasks(planted, [*advisory_args, *common])))
+    plan.append(
+        Run(
+            "mistake",
+            [
+                "-m",
+                "tools",
+                "pulumi-preview",
+                "--stack",
+                "mistake",
+                "--stack-file",
+                str(engine_base / "mistake.yaml"),
+                *common,
+            ],
+        )
+    )
+    env = {**os.environ, "ENGINE_PROBE_SECRET": SECRET}
+    procs = [
+        (
+            run,
+            subprocess.Popen(
+                [sys.executable, *run.args],
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ),
+        )
+        for run in plan
+    ]
+    for run, proc in procs:
+        run.output, _ = proc.communicate(timeout=1800)
+        run.returncode = proc.returncode
+        (engine_base / f"{run.name}.log").write_text(run.output)  # kept for a failing run's details
+    yield {run.name: run for run in plan}
+
+
+def state(engine_base: Path, stack: str) -> dict[str, Any]:
+    path = engine_base / "pulumi" / "render" / "state" / ".pulumi" / "stacks" / "kuberay-platform" / f"{stack}.json"
+    return json.loads(path.read_text())
+
+
+def rendered(engine_base: Path, stack: str) -> list[dict[str, Any]]:
+    folder = engine_base / "out" / stack / "rendered"
+    return [doc for path in sorted(folder.rglob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def key(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_stack_previews_ups_and_then_shows_no_changes(runs: dict[str, Run], stack: str) -> None:
+    run = runs[stack]
+    assert run.ok, run.output[-4000:]
+    assert "Traceback" not in run.output
+    # The pack ran on preview and up, and the last preview found nothing to change.
+    assert run.output.count("✅ kuberay-platform-policies@") == 2, run.output[-3000:]
+    last = run.output.rsplit("Previewing update", 1)[1]
+    assert "unchanged" in last and " to create" not in last and " to update" not in last
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_rendered_objects_are_the_offline_previews_manifests(
+    runs: dict[str, Run], engine_base: Path, tmp_path: Path, stack: str
+) -> None:
+    assert runs[stack].ok
+    offline = subprocess.run(
+        [sys.executable, "-m", "tools", "preview", "--stack", stack, "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert offline.returncode == 0, offline.stderr
+    expected = {
+        key(doc): doc
+        for path in (tmp_path / stack / "manifests").glob("*.yaml")
+        for doc in yaml.safe_load_all(path.read_text())
+    }
+    actual = {key(doc): doc for doc in rendered(engine_base, stack)}
+    assert any(k[0].startswith("ray.io/") for k in expected)
+    for k, doc in expected.items():
+        assert k in actual, f"{k} is in the offline preview but the real engine did not render it"
+        assert actual[k] == doc, f"{k} differs between the offline preview and the real engine"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_charts_own_objects_exist_and_pass_strict_validation(
+    runs: dict[str, Run], engine_base: Path, stack: str
+) -> None:
+    assert runs[stack].ok
+    objects = rendered(engine_base, stack)
+    kinds = {doc["kind"] for doc in objects}
+    assert {"Deployment", "ServiceAccount", "CustomResourceDefinition"} <= kinds
+    # RBAC: cluster-wide, or a Role per watched namespace (templates/multiple_namespaces_role.yaml).
+    assert {"ClusterRole", "ClusterRoleBinding"} <= kinds or {"Role", "RoleBinding"} <= kinds
+    spec = parse_platform(
+        yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]["kuberay-platform:platform"],
+        stack,
+    )
+    validator = Validator(spec.kubernetes_version)
+    problems = [f"{key(doc)}: {err}" for doc in objects for err in validator.validate(doc)]
+    assert problems == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_crds_are_retained_on_delete_in_the_real_state(runs: dict[str, Run], engine_base: Path, stack: str) -> None:
+    assert runs[stack].ok
+    resources = state(engine_base, stack)["checkpoint"]["latest"]["resources"]
+    crds = [r for r in resources if r["type"] == CRD]
+    assert sorted(r["inputs"]["metadata"]["name"] for r in crds) == [
+        "rayclusters.ray.io",
+        "raycronjobs.ray.io",
+        "rayjobs.ray.io",
+        "rayservices.ray.io",
+    ]
+    assert all(r.get("retainOnDelete") is True for r in crds)
+    others = [r for r in resources if r["type"].startswith("kubernetes:") and r["type"] != CRD]
+    assert others and not any(r.get("retainOnDelete") for r in others)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_operator_deployment_reflects_the_stacks_values(
+    runs: dict[str, Run], engine_base: Path, stack: str
+) -> None:
+    assert runs[stack].ok
+    raw = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]["kuberay-platform:platform"]
+    op = parse_platform(raw, stack).operator
+    (deployment,) = [
+        d
+        for d in rendered(engine_base, stack)
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == "kuberay-operator"
+    ]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    args = container["args"]
+    profile = op.profile
+    assert f"--reconcile-concurrency={op.reconcile_concurrency or profile.reconcile_concurrency}" in args
+    assert f"--qps={op.kube_client_qps or profile.kube_client_qps:g}" in args
+    assert f"--burst={op.kube_client_burst or profile.kube_client_burst}" in args
+    resources = state(engine_base, stack)["checkpoint"]["latest"]["resources"]
+    (root,) = [r for r in resources if r["type"] == "pulumi:pulumi:Stack"]
+    exported = root["outputs"]["featureGates"]
+    (gates,) = [a.removeprefix("--feature-gates=") for a in args if a.startswith("--feature-gates=")]
+    assert dict(g.split("=") for g in gates.split(",")) == {k: str(v).lower() for k, v in exported.items()}
+    if op.watch_namespaces:
+        assert args[args.index("--watch-namespace") + 1] == ",".join(op.watch_namespaces)
+    else:
+        assert "--watch-namespace" not in args
+    assert container["image"] == f"{op.image.repository}:{op.image.tag}"
+    assert (container["resources"]["limits"]["memory"]) == (op.resources or profile.resources).limits.memory
+
+
+def test_a_mandatory_violation_fails_the_real_preview(runs: dict[str, Run]) -> None:
+    run = runs["mandatory"]
+    assert run.returncode != 0
+    assert re.search(r"\[mandatory\]\s+head-runs-tasks\s+\(kubernetes:ray.io/v1:RayCluster", run.output), run.output[
+        -3000:
+    ]
+    assert 'set num-cpus: "0" so tasks and actors are never scheduled on the head' in run.output
+    assert "Traceback" not in run.output
+
+
+def test_the_same_violation_set_to_advisory_passes_with_a_warning(runs: dict[str, Run]) -> None:
+    run = runs["advisory"]
+    assert run.ok, run.output[-3000:]
+    assert re.search(r"\[advisory\]\s+head-runs-tasks\s+\(kubernetes:ray.io/v1:RayCluster", run.output), run.output[
+        -3000:
+    ]
+
+
+def test_a_config_mistake_stops_the_real_preview_with_the_offline_one_line_message(
+    runs: dict[str, Run], engine_base: Path
+) -> None:
+    run = runs["mistake"]
+    assert run.returncode != 0
+    offline = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools",
+            "preview",
+            "--stack",
+            "mistake",
+            "--stack-file",
+            str(engine_base / "mistake.yaml"),
+            "--out",
+            str(engine_base / "offline"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert offline.returncode == 2
+    (line,) = offline.stderr.strip().splitlines()
+    assert "platform.operator.scal: unknown key" in line
+    assert line in run.output
+    assert "Traceback" not in run.output and "runtime error" not in run.output
+
+
+def test_a_secret_config_value_never_appears_in_plain_text(runs: dict[str, Run], engine_base: Path) -> None:
+    assert runs["dev"].ok
+    assert SECRET not in runs["dev"].output
+    stack_file = engine_base / "pulumi" / "render" / "work" / "dev" / "Pulumi.dev.yaml"
+    config = yaml.safe_load(stack_file.read_text())["config"]
+    assert set(config[SECRET_KEY]) == {"secure"}  # encrypted by the passphrase provider
+    leaks = [
+        path
+        for folder in (engine_base / "pulumi", engine_base / "out")
+        for path in folder.rglob("*")
+        if path.is_file() and path.stat().st_size < 50_000_000 and SECRET.encode() in path.read_bytes()
+    ]
+    assert leaks == []
