@@ -7,6 +7,7 @@ import pulumi
 from components.manifests.platform import PlatformManifests
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
+from components.storage import GcsStorage, GcsStorageArgs
 from components.workloads import RAY_WORKLOADS_TYPE, RayWorkloads, RayWorkloadsArgs
 
 
@@ -36,14 +37,26 @@ class KubeRayPlatform(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        # GCS Redis servers before the clusters that use them; on destroy the clusters go first, and
+        # KubeRay's Redis cleanup Jobs can still reach them.
+        self.storage = [
+            GcsStorage(
+                f"{name}-gcs-{redis.name}",
+                GcsStorageArgs(redis=redis, protect=spec.environment == "prod", after=[self.namespaces]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for redis in manifests.redis
+        ]
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(
             f"{name}-workloads",
             RayWorkloadsArgs(
-                workloads=manifests.workloads, gateways=manifests.gateways, after=[self.operator, self.namespaces]
+                workloads=manifests.workloads,
+                gateways=manifests.gateways,
+                after=[self.operator, self.namespaces, *self.storage],
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator, self.namespaces]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator, self.namespaces, *self.storage]),
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}
         self.register_outputs(

@@ -6,7 +6,8 @@ import pulumi
 
 from components.errors import ConfigError
 from components.manifests.platform import PlatformManifests, build_manifests
-from components.spec import CONFIG_KEY, parse_platform
+from components.spec import CONFIG_KEY, PlatformSpec, parse_platform
+from components.spec.storage import InClusterRedis
 
 PROJECT = "kuberay-platform"
 
@@ -37,3 +38,13 @@ def load_stack() -> PlatformManifests:
         return build_manifests(parse_platform(raw, source), source)
     except ConfigError as exc:
         raise StackConfigError(str(exc)) from None
+
+
+def required_secret_config(spec: PlatformSpec) -> list[str]:
+    """The Pulumi config secrets ``spec`` reads (full keys), e.g. in-cluster Redis passwords."""
+    keys = {
+        f"{PROJECT}:{storage.password.config}"
+        for storage in spec.gcs_storage.values()
+        if isinstance(storage, InClusterRedis) and storage.password.config
+    }
+    return sorted(keys)

@@ -134,8 +134,8 @@ def test_a_mandatory_violation_fails_the_preview(tmp_path: Path, monkeypatch: py
 
     original = builder.ray_cluster
 
-    def head_runs_tasks(spec, pools, environment, operator_namespace):  # type: ignore[no-untyped-def]
-        obj = original(spec, pools, environment, operator_namespace)
+    def head_runs_tasks(*args, **kwargs):  # type: ignore[no-untyped-def]
+        obj = original(*args, **kwargs)
         obj["spec"]["headGroupSpec"]["rayStartParams"].pop("num-cpus")
         return obj
 

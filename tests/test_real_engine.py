@@ -10,6 +10,7 @@ and the tests read what the runs left: their output, the rendered objects and th
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -35,6 +36,12 @@ STACKS = ("dev", "staging", "prod")
 CHART = SHARED / "charts" / "kuberay-operator-1.7.0.tgz"
 SECRET_KEY = "kuberay-platform:engineProbeSecret"
 SECRET = "s3cr3t-" + secrets.token_hex(12)
+REDIS_PASSWORD_KEY = "kuberay-platform:redisGcsPassword"  # prod's in-cluster GCS Redis
+REDIS_PASSWORD = "redis-" + secrets.token_hex(12)
+STACK_SECRETS = {
+    "dev": [f"{SECRET_KEY}=ENGINE_PROBE_SECRET"],
+    "prod": [f"{REDIS_PASSWORD_KEY}=ENGINE_REDIS_PASSWORD"],
+}
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 
@@ -106,7 +113,7 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
         Run(
             stack,
             ["-m", "tools", "pulumi-preview", "--stack", stack, "--up", *common]
-            + (["--secret-from-env", f"{SECRET_KEY}=ENGINE_PROBE_SECRET"] if stack == "dev" else []),
+            + [arg for pair in STACK_SECRETS.get(stack, []) for arg in ("--secret-from-env", pair)],
         )
         for stack in STACKS
     ]
@@ -129,7 +136,7 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
             ],
         )
     )
-    env = {**os.environ, "ENGINE_PROBE_SECRET": SECRET}
+    env = {**os.environ, "ENGINE_PROBE_SECRET": SECRET, "ENGINE_REDIS_PASSWORD": REDIS_PASSWORD}
     procs = [
         (
             run,
@@ -199,6 +206,10 @@ def test_the_rendered_objects_are_the_offline_previews_manifests(
     assert any(k[0].startswith("ray.io/") for k in expected)
     for k, doc in expected.items():
         assert k in actual, f"{k} is in the offline preview but the real engine did not render it"
+        if doc["kind"] == "Secret":  # offline, the data is a placeholder; rendered, the value itself
+            assert doc["stringData"] == "[secret]"
+            assert {f: actual[k].get(f) for f in ("metadata", "type")} == {f: doc.get(f) for f in ("metadata", "type")}
+            continue
         assert actual[k] == doc, f"{k} differs between the offline preview and the real engine"
 
 
@@ -314,6 +325,24 @@ def test_a_config_mistake_stops_the_real_preview_with_the_offline_one_line_messa
     assert "platform.operator.scal: unknown key" in line
     assert line in run.output
     assert "Traceback" not in run.output and "runtime error" not in run.output
+
+
+def test_the_redis_password_reaches_only_its_secrets(runs: dict[str, Run], engine_base: Path) -> None:
+    """prod's GCS Redis password: in the rendered Secrets (render mode writes their data, by
+    design), and nowhere else: not in the output, the state, the stack file or any other object."""
+    assert runs["prod"].ok
+    assert REDIS_PASSWORD not in runs["prod"].output
+    forms = (REDIS_PASSWORD.encode(), base64.b64encode(REDIS_PASSWORD.encode()))  # stringData or data
+    holders = {
+        path.relative_to(engine_base).as_posix()
+        for folder in (engine_base / "pulumi", engine_base / "out" / "prod")
+        for path in folder.rglob("*")
+        if path.is_file() and path.stat().st_size < 50_000_000 and any(f in path.read_bytes() for f in forms)
+    }
+    assert holders and all(h.startswith("out/prod/rendered/1-manifest/v1-secret-") for h in holders), holders
+    for path in holders:
+        (secret,) = yaml.safe_load_all((engine_base / path).read_text())
+        assert secret["kind"] == "Secret"
 
 
 def test_a_secret_config_value_never_appears_in_plain_text(runs: dict[str, Run], engine_base: Path) -> None:

@@ -173,13 +173,11 @@ def test_models_reject_unknown_keys_everywhere() -> None:
 
 def test_a_value_under_a_secret_named_key_is_never_echoed() -> None:
     data = minimal_platform()
-    data["workloads"]["rayClusters"][0]["gcsFaultTolerance"] = {
-        "backend": "redis",
-        "redisAddress": "redis:6379",
-        "redisPasswordSecret": "hunter2",
+    data["gcsStorage"] = {
+        "managed": {"type": "external", "address": "redis.example.com:6379", "passwordSecret": "hunter2"}
     }
     (line,) = errors_of(data)
-    assert line.startswith(f"{SOURCE}: platform.workloads.rayClusters[0].gcsFaultTolerance.redisPasswordSecret:")
+    assert line.startswith(f"{SOURCE}: platform.gcsStorage.managed.passwordSecret:")
     assert "hunter2" not in line and "hidden" in line
 
 

@@ -29,12 +29,21 @@ POOLS = {
 
 
 PREREQUISITES = {"gatewayApi": True, "tpuWebhook": True}
+GCS_STORAGE = {
+    "redis": {"type": "redis", "namespace": "serving", "password": {"secret": {"name": "redis-password"}}},
+    "managed": {"type": "external", "address": "redis.example.com:6379", "passwordSecret": {"name": "r", "key": "p"}},
+}
 """A cluster with what incremental upgrades and multi-host TPU slices need (tests of their absence
 drop it)."""
 
 
 def platform(environment: str = "prod", **workloads: Any) -> dict[str, Any]:
-    return {"environment": environment, "prerequisites": PREREQUISITES, "workloads": {"pools": POOLS, **workloads}}
+    return {
+        "environment": environment,
+        "prerequisites": PREREQUISITES,
+        "gcsStorage": GCS_STORAGE,
+        "workloads": {"pools": POOLS, **workloads},
+    }
 
 
 def build(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -71,11 +80,7 @@ def llm_service(**overrides: Any) -> dict[str, Any]:
             }
         ],
         "upgrade": {"gatewayClassName": "istio"},
-        "gcsFaultTolerance": {
-            "backend": "redis",
-            "redisAddress": "redis:6379",
-            "redisPasswordSecret": {"name": "redis"},
-        },
+        "gcsFaultTolerance": {"backend": "redis", "storage": "redis"},
     }
     service.update(overrides)
     return service
@@ -756,7 +761,7 @@ def test_an_egress_mode_that_cannot_work_is_a_config_error() -> None:
     assert any(
         "networkPolicy.apiServerCidrs: required with mode DenyAllEgress and in-tree autoscaling" in x for x in lines
     )
-    redis = {"backend": "redis", "redisAddress": "redis:6379", "redisPasswordSecret": {"name": "r", "key": "p"}}
+    redis = {"backend": "redis", "storage": "managed"}
     policy = {"mode": "DenyAll", "serveFrom": ["istio-system"], "apiServerCidrs": ["10.0.0.1/32"]}
     lines = errors(platform(rayServices=[_service_with_policy(policy, **redis)]))
     assert any("networkPolicy.egressCidrs: the head must reach Redis" in x for x in lines), lines

@@ -20,11 +20,11 @@ from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans, total
 from components.manifests.quantity import format_bytes
 from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
-from components.stack_config import PROJECT, StackConfigError, stack_file
+from components.stack_config import PROJECT, StackConfigError, required_secret_config, stack_file
 from policies.rules.base import RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
 from tools.chart_values import unknown_keys
-from tools.engine import RecordedResource, run_program
+from tools.engine import SECRET_PLACEHOLDER, RecordedResource, run_program
 from tools.policy_config import resolve
 from tools.schema import REPO_ROOT, SchemaError, Validator
 from tools.schema_store import SchemaStore
@@ -43,6 +43,8 @@ class PreviewResult:
     violations: list[Violation] = field(default_factory=list)
     schema_sources: list[str] = field(default_factory=list)
     """Which schemas the objects were validated against (``Validator.describe``)."""
+    unset_secrets: list[str] = field(default_factory=list)
+    """Config secrets the spec needs that the stack file does not set (a placeholder stood in)."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -60,6 +62,14 @@ def to_manifest(res: RecordedResource) -> dict[str, Any] | None:
     return dict(as_object(res.type, res.inputs))
 
 
+def _validatable(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as validation sees it. A Secret's ``data``/``stringData`` are secret as a whole
+    (pulumi-kubernetes wraps them), so offline they are one placeholder, not a map: leave them out."""
+    if obj.get("kind") != "Secret":
+        return obj
+    return {k: v for k, v in obj.items() if not (k in ("data", "stringData") and v == SECRET_PLACEHOLDER)}
+
+
 def run_preview(
     stack: str,
     program_dir: Path = REPO_ROOT,
@@ -72,6 +82,16 @@ def run_preview(
     if stack_path is not None:
         source = str(stack_path)
     config, secret_keys = read_stack_config(stack_path or program_dir / source, source)
+    # Secrets are set per machine with `pulumi config set --secret`, not committed in plain text: the
+    # offline preview stands a placeholder in for each one the spec needs and lists them.
+    try:
+        needed = required_secret_config(parse_platform(config.get(f"{PROJECT}:{CONFIG_KEY}"), source))
+    except ConfigError:
+        needed = []  # the program reports the mistake itself, below
+    unset = [key for key in needed if key not in config]
+    for key in unset:
+        config[key] = SECRET_PLACEHOLDER
+        secret_keys.append(key)
     try:
         resources = run_program(program_dir, stack, config, secret_keys)
     except StackConfigError as exc:
@@ -93,9 +113,9 @@ def run_preview(
         validator = Validator(spec.kubernetes_version, crd_dir)
     except ValueError as exc:  # a version kubernetes-validate has no schemas for
         raise ConfigError([f"{source}: platform.kubernetesVersion: {exc}"]) from None
-    result = PreviewResult(stack, spec, resources, manifests, schema_sources=validator.describe())
+    result = PreviewResult(stack, spec, resources, manifests, schema_sources=validator.describe(), unset_secrets=unset)
     for obj in manifests:
-        result.schema_errors += validator.validate(obj)
+        result.schema_errors += validator.validate(_validatable(obj))
     for res in resources:
         if res.type == CHART_TYPE:
             result.schema_errors += check_chart_values(res, validator.store)
@@ -259,6 +279,10 @@ def render_summary(result: PreviewResult) -> str:
         "| --- | --- |",
     ]
     lines += [f"| {g['name']} | {'yes' if g['enabled'] else 'no'} |" for g in values.get("featureGates") or []]
+    if result.unset_secrets:
+        lines += ["", "## Secrets to set before `pulumi up`", ""]
+        lines += [f"- `pulumi config set --secret {key} <value>`" for key in result.unset_secrets]
+        lines += ["", "(the offline preview stood a placeholder in for each)"]
     lines += ["", "## Workloads", "", *workloads_table(spec)]
     lines += ["", "## Capacity", "", *capacity_table(plans(result.manifests))]
     lines += ["", "## Schema validation", "", "Schemas used:", ""]

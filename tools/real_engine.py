@@ -223,7 +223,9 @@ def run(args: argparse.Namespace) -> int:
             work_dir=str(paths.work),
             pulumi_home=str(paths.home),
             env_vars=env,
-            secrets_provider="passphrase",
+            # Render mode: passphrase. A cluster: $PULUMI_SECRETS_PROVIDER (e.g. awskms://...), else the
+            # backend's default (Pulumi Cloud's, or a passphrase from $PULUMI_CONFIG_PASSPHRASE).
+            secrets_provider="passphrase" if kubeconfig is None else os.environ.get("PULUMI_SECRETS_PROVIDER"),
             pulumi_command=auto.PulumiCommand(root=str(binaries["pulumi"].parent.parent)),
         ),
     )

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from components.manifests import redis
 from components.manifests.network_policy import network_policy
 from components.spec import (
     ClusterBase,
@@ -24,6 +25,7 @@ from components.spec import (
     TpuPool,
     WorkerGroupSpec,
 )
+from components.spec.storage import ExternalRedis, InClusterRedis
 from components.spec.workloads import SharedVolume, Toleration
 
 Pools = Mapping[str, CpuPool | GpuPool | TpuPool]
@@ -169,24 +171,66 @@ def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: Wor
     return group
 
 
-def _gcs_options(ft: GcsFaultToleranceSpec) -> dict[str, Any]:
+REDIS_CA_DIR = "/etc/ray/redis-ca"
+GcsStores = Mapping[str, InClusterRedis | ExternalRedis]
+
+
+def _secret_ref(name: str, key: str) -> dict[str, Any]:
+    return {"valueFrom": {"secretKeyRef": {"name": name, "key": key}}}
+
+
+def _gcs_options(ft: GcsFaultToleranceSpec, stores: GcsStores) -> dict[str, Any]:
     if ft.backend == "rocksdb":
-        return {
-            "backend": "rocksdb",
-            "storage": {
-                "size": ft.storage_size,
-                "deletionPolicy": "Retain" if ft.retain_storage else "DeleteWithCluster",
-            },
+        storage: dict[str, Any] = {
+            "size": ft.storage_size,
+            "accessModes": list(ft.access_modes),
+            "deletionPolicy": "Retain" if ft.retain_storage else "DeleteWithCluster",
         }
-    options: dict[str, Any] = {"backend": "redis", "redisAddress": ft.redis_address}
+        if ft.storage_class:
+            storage["storageClassName"] = ft.storage_class
+        return {"backend": "rocksdb", "storage": storage}
+    assert ft.storage is not None
+    store = stores.get(ft.storage)
+    if store is None:
+        raise ValueError(f"gcsFaultTolerance.storage: unknown storage {ft.storage!r}")
+    options: dict[str, Any] = {"backend": "redis"}
+    # Passwords reach Ray only through secretKeyRef: KubeRay copies valueFrom into the head's
+    # REDIS_PASSWORD env (common/pod.go configureRedisFT).
+    if isinstance(store, InClusterRedis):
+        options["redisAddress"] = redis.address(ft.storage, store.namespace)
+        if store.password.secret is not None:
+            options["redisPassword"] = _secret_ref(store.password.secret.name, store.password.secret.key)
+        else:
+            options["redisPassword"] = _secret_ref(redis.password_secret_name(ft.storage), "password")
+    else:
+        options["redisAddress"] = ("rediss://" if store.tls else "") + store.address
+        if store.username is not None:
+            options["redisUsername"] = _secret_ref(store.username.name, store.username.key)
+        options["redisPassword"] = _secret_ref(store.password_secret.name, store.password_secret.key)
     # Unset, KubeRay keys the state by the RayCluster's UID: unique per cluster, including the
     # pending and active clusters of a RayService upgrade.
     if ft.external_storage_namespace:
         options["externalStorageNamespace"] = ft.external_storage_namespace
-    if ft.redis_password_secret is not None:
-        ref = ft.redis_password_secret
-        options["redisPassword"] = {"valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
     return options
+
+
+def _gcs_head(head: dict[str, Any], ft: GcsFaultToleranceSpec, stores: GcsStores) -> None:
+    """The head pod's part of Redis storage: the label the Redis NetworkPolicy admits (KubeRay's
+    cleanup Job copies the head's labels), and an external Redis's CA for TLS."""
+    if ft.backend != "redis" or ft.storage is None:
+        return
+    template = head["template"]
+    template.setdefault("metadata", {}).setdefault("labels", {})[redis.STORAGE_LABEL] = ft.storage
+    store = stores.get(ft.storage)
+    if isinstance(store, ExternalRedis) and store.ca_secret is not None:
+        ca = store.ca_secret
+        pod = template["spec"]
+        container = pod["containers"][0]
+        container.setdefault("env", []).append({"name": "RAY_REDIS_CA_CERT", "value": f"{REDIS_CA_DIR}/{ca.key}"})
+        container.setdefault("volumeMounts", []).append(
+            {"name": "redis-ca", "mountPath": REDIS_CA_DIR, "readOnly": True}
+        )
+        pod.setdefault("volumes", []).append({"name": "redis-ca", "secret": {"secretName": ca.name}})
 
 
 def has_gpus(w: ClusterBase, pools: Pools) -> bool:
@@ -194,10 +238,14 @@ def has_gpus(w: ClusterBase, pools: Pools) -> bool:
 
 
 def cluster_body(
-    w: ClusterBase, pools: Pools, options: WorkerOptions | None = None, operator_namespace: str | None = None
+    w: ClusterBase,
+    pools: Pools,
+    options: WorkerOptions | None = None,
+    operator_namespace: str | None = None,
+    stores: GcsStores | None = None,
 ) -> dict[str, Any]:
     """The RayCluster spec of workload ``w`` (``operator_namespace``: where the operator runs, for
-    the network policy's operator access)."""
+    the network policy's operator access; ``stores``: the platform's GCS storage by name)."""
     options = options or WorkerOptions()
     autoscaling = w.autoscaling()
     head_params = {"num-cpus": "0", "dashboard-host": "0.0.0.0"}  # the head schedules no work
@@ -229,7 +277,8 @@ def cluster_body(
         "workerGroupSpecs": [_worker_group(g, w, pools, options) for g in w.worker_groups],
     }
     if w.gcs_fault_tolerance is not None:
-        body["gcsFaultToleranceOptions"] = _gcs_options(w.gcs_fault_tolerance)
+        body["gcsFaultToleranceOptions"] = _gcs_options(w.gcs_fault_tolerance, stores or {})
+        _gcs_head(head, w.gcs_fault_tolerance, stores or {})
     if w.network_policy is not None:
         if operator_namespace is None:
             raise ValueError("a network policy needs the operator's namespace")

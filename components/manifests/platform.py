@@ -15,9 +15,10 @@ from components.manifests.gateway import serving_gateway
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
+from components.manifests.redis import RedisManifests, redis_manifests
 from components.manifests.workloads import ray_cluster, ray_job, ray_service
 from components.spec import PlatformSpec
-from components.spec.platform import upgrade_strategy
+from components.spec.platform import in_cluster_redis, storage_clients, upgrade_strategy
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class PlatformManifests:
     """Internal Gateways of incrementally upgraded RayServices (``components.manifests.gateway``),
     created before their RayService."""
     gates_needed: dict[str, list[str]] = field(default_factory=dict)
+    redis: list[RedisManifests] = field(default_factory=list)
+    """The in-cluster GCS Redis servers (``platform.gcsStorage`` entries of type redis)."""
 
     @property
     def capacity(self) -> list[Capacity]:
@@ -44,15 +47,17 @@ class PlatformManifests:
 def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
     """All objects for ``spec``; raises ConfigError (naming ``source``) on contradictions."""
     env, kube, op_ns = spec.environment, spec.kubernetes_version, spec.operator.namespace
-    pools = spec.workloads.pools
+    pools, stores = spec.workloads.pools, spec.gcs_storage
     workloads = [
         with_lifecycle_annotations(obj)
         for obj in (
-            [ray_cluster(w, pools, env, op_ns) for w in spec.workloads.ray_clusters]
-            + [ray_job(w, pools, env, op_ns) for w in spec.workloads.ray_jobs]
-            + [ray_service(w, pools, env, op_ns) for w in spec.workloads.ray_services]
+            [ray_cluster(w, pools, env, op_ns, stores) for w in spec.workloads.ray_clusters]
+            + [ray_job(w, pools, env, op_ns, stores) for w in spec.workloads.ray_jobs]
+            + [ray_service(w, pools, env, op_ns, stores) for w in spec.workloads.ray_services]
         )
     ]
+    clients = storage_clients(spec)
+    redis = [redis_manifests(name, s, env, clients[name]) for name, s in in_cluster_redis(spec).items()]
     gateways = [
         g
         for w in spec.workloads.ray_services
@@ -65,6 +70,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         {w.namespace for _, w in spec.workloads.all()}
         | set(spec.operator.watch_namespaces or ())
         | set(spec.namespaces)
+        | {r.namespace for r in redis}
     )
     names = sorted(owned - {spec.operator.namespace})
     return PlatformManifests(
@@ -79,4 +85,5 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         workloads=workloads,
         gateways=gateways,
         gates_needed=needed,
+        redis=redis,
     )

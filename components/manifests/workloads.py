@@ -6,11 +6,19 @@ from typing import Any
 
 import yaml
 
-from components.manifests.cluster import Pools, WorkerOptions, cluster_body
+from components.manifests.cluster import GcsStores, Pools, WorkerOptions, cluster_body
 from components.manifests.common import metadata
 from components.manifests.gateway import SERVING_AUTH_ANNOTATION
 from components.manifests.ray_objects import QUEUE_LABEL
-from components.spec import LlmApp, RayClusterSpec, RayJobSpec, RayServiceSpec, ServeApp, upgrade_strategy
+from components.spec import (
+    ClusterBase,
+    LlmApp,
+    RayClusterSpec,
+    RayJobSpec,
+    RayServiceSpec,
+    ServeApp,
+    upgrade_strategy,
+)
 
 LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 LLM_GRACE_PERIOD_SECONDS = 600
@@ -20,12 +28,26 @@ SHUTDOWN_MARGIN_SECONDS = 30
 API_VERSION = "ray.io/v1"
 
 
-def ray_cluster(w: RayClusterSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
+GCS_DELETION_TIMEOUT_ANNOTATION = "ray.io/gcs-ft-deletion-timeout"
+"""Seconds KubeRay waits for its Redis cleanup Job before removing the finalizer anyway; read from the
+RayCluster, to which RayJobs and RayServices copy their annotations."""
+
+
+def _with_gcs_annotations(meta: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
+    ft = w.gcs_fault_tolerance
+    if ft is not None and ft.deletion_timeout_seconds is not None:
+        meta.setdefault("annotations", {})[GCS_DELETION_TIMEOUT_ANNOTATION] = str(ft.deletion_timeout_seconds)
+    return meta
+
+
+def ray_cluster(
+    w: RayClusterSpec, pools: Pools, environment: str, operator_namespace: str, stores: GcsStores | None = None
+) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "RayCluster",
-        "metadata": metadata(w.name, w.namespace, environment, "ray-cluster"),
-        "spec": cluster_body(w, pools, operator_namespace=operator_namespace),
+        "metadata": _with_gcs_annotations(metadata(w.name, w.namespace, environment, "ray-cluster"), w),
+        "spec": cluster_body(w, pools, operator_namespace=operator_namespace, stores=stores),
     }
 
 
@@ -50,7 +72,9 @@ def _condition(job_status: str | None, deployment_status: str | None, ttl: int) 
     return {"jobDeploymentStatus": deployment_status, "ttlSeconds": ttl}
 
 
-def ray_job_spec(job: RayJobSpec, pools: Pools, operator_namespace: str) -> dict[str, Any]:
+def ray_job_spec(
+    job: RayJobSpec, pools: Pools, operator_namespace: str, stores: GcsStores | None = None
+) -> dict[str, Any]:
     """The RayJob ``spec`` (also a RayCronJob's ``jobTemplate``)."""
     spec: dict[str, Any] = {"entrypoint": job.entrypoint, "submissionMode": job.submission_mode}
     runtime_env = _runtime_env_yaml(job)
@@ -69,15 +93,17 @@ def ray_job_spec(job: RayJobSpec, pools: Pools, operator_namespace: str) -> dict
     if job.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = job.active_deadline_seconds
     spec["backoffLimit"] = job.backoff_limit
-    spec["rayClusterSpec"] = cluster_body(job, pools, operator_namespace=operator_namespace)
+    spec["rayClusterSpec"] = cluster_body(job, pools, operator_namespace=operator_namespace, stores=stores)
     return spec
 
 
-def ray_job(job: RayJobSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
+def ray_job(
+    job: RayJobSpec, pools: Pools, environment: str, operator_namespace: str, stores: GcsStores | None = None
+) -> dict[str, Any]:
     """A RayJob, or a RayCronJob when the job has a schedule."""
-    spec = ray_job_spec(job, pools, operator_namespace)
+    spec = ray_job_spec(job, pools, operator_namespace, stores)
     if job.schedule is None:
-        meta = metadata(job.name, job.namespace, environment, "ray-job")
+        meta = _with_gcs_annotations(metadata(job.name, job.namespace, environment, "ray-job"), job)
         if job.queue:
             meta["labels"][QUEUE_LABEL] = job.queue
         return {"apiVersion": API_VERSION, "kind": "RayJob", "metadata": meta, "spec": spec}
@@ -170,10 +196,16 @@ def _service_metadata(service: RayServiceSpec, environment: str, strategy: str) 
     meta = metadata(service.name, service.namespace, environment, "ray-service")
     if strategy == "NewClusterWithIncrementalUpgrade" and service.upgrade.exposure == "external":
         meta["annotations"] = {SERVING_AUTH_ANNOTATION: str(service.upgrade.authenticated_by)}
-    return meta
+    return _with_gcs_annotations(meta, service)
 
 
-def ray_service(service: RayServiceSpec, pools: Pools, environment: str, operator_namespace: str) -> dict[str, Any]:
+def ray_service(
+    service: RayServiceSpec,
+    pools: Pools,
+    environment: str,
+    operator_namespace: str,
+    stores: GcsStores | None = None,
+) -> dict[str, Any]:
     strategy = upgrade_strategy(service, pools)
     options = WorkerOptions(
         termination_grace_period_seconds=grace_period(service),
@@ -197,6 +229,6 @@ def ray_service(service: RayServiceSpec, pools: Pools, environment: str, operato
             "serveConfigV2": serve_config(service),
             "upgradeStrategy": upgrade,
             "excludeHeadPodFromServeSvc": True,  # serve traffic only through workers
-            "rayClusterConfig": cluster_body(service, pools, options, operator_namespace),
+            "rayClusterConfig": cluster_body(service, pools, options, operator_namespace, stores),
         },
     }

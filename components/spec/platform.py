@@ -13,7 +13,16 @@ from pydantic import BaseModel, Tag, ValidationError
 from components.errors import ConfigError
 from components.spec.base import CONFIG_KEY, PATTERN_HINTS, SECRET_NAME, Environment, K8sName, MinorVersion, Model
 from components.spec.operator import OperatorSpec
-from components.spec.workloads import ClusterBase, GpuPool, LlmApp, RayServiceSpec, TpuPool, WorkloadsSpec
+from components.spec.storage import ExternalRedis, GcsStorage, InClusterRedis
+from components.spec.workloads import (
+    ClusterBase,
+    GpuPool,
+    LlmApp,
+    RayJobSpec,
+    RayServiceSpec,
+    TpuPool,
+    WorkloadsSpec,
+)
 
 DEFAULT_KUBERNETES_VERSION = "1.33"
 """The oldest minor version KubeRay 1.7.0 and Kueue v0.19.2 support well; ``make lint`` uses it too."""
@@ -49,6 +58,9 @@ class PlatformSpec(Model):
     """Protect the platform's namespaces from deletion (``pulumi destroy``, or dropping the last
     workload of one, must not delete the user's Secrets, PVCs and retained GCS storage with it).
     Default: on in prod, off elsewhere. Unprotect with ``pulumi state unprotect <urn>``."""
+    gcs_storage: dict[K8sName, GcsStorage] = {}
+    """GCS fault-tolerance storage by name (``type: redis`` in-cluster, or ``type: external``),
+    referenced by workloads' ``gcsFaultTolerance.storage``."""
     workloads: WorkloadsSpec = WorkloadsSpec()
 
     @property
@@ -112,7 +124,57 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
             )
         if isinstance(workload, RayServiceSpec):
             problems += _service_checks(path, workload, pools)
+        problems += _gcs_checks(spec, path, workload)
     return problems
+
+
+def _gcs_checks(spec: PlatformSpec, path: str, workload: ClusterBase) -> list[tuple[str, str]]:
+    ft = workload.gcs_fault_tolerance
+    if ft is None:
+        return []
+    problems: list[tuple[str, str]] = []
+    if ft.backend == "redis" and ft.storage not in spec.gcs_storage:
+        defined = ", ".join(sorted(spec.gcs_storage)) or "none"
+        problems.append(
+            (
+                f"{path}.gcsFaultTolerance.storage",
+                f"unknown storage {ft.storage!r} (platform.gcsStorage defines: {defined}); add it there as "
+                "type: redis (in-cluster) or type: external",
+            )
+        )
+    if ft.backend == "rocksdb" and not ft.retain_storage and spec.environment == "prod":
+        problems.append(
+            (
+                f"{path}.gcsFaultTolerance.retainStorage",
+                "must stay true in prod: deleting the cluster would delete its GCS state (deletionPolicy Retain)",
+            )
+        )
+    if ft.deletion_timeout_seconds is not None and isinstance(workload, RayJobSpec) and workload.schedule:
+        problems.append(
+            (
+                f"{path}.gcsFaultTolerance.deletionTimeoutSeconds",
+                "a RayCronJob does not pass annotations to the RayJobs it creates (KubeRay 1.7.0); drop it",
+            )
+        )
+    return problems
+
+
+def storage_clients(spec: PlatformSpec) -> dict[str, dict[str, list[str]]]:
+    """storage name -> client namespace -> the workloads there that use it."""
+    clients: dict[str, dict[str, list[str]]] = {name: {} for name in spec.gcs_storage}
+    for _, w in spec.workloads.all():
+        ft = w.gcs_fault_tolerance
+        if ft is not None and ft.backend == "redis" and ft.storage in clients:
+            clients[ft.storage].setdefault(w.namespace, []).append(w.name)
+    return clients
+
+
+def in_cluster_redis(spec: PlatformSpec) -> dict[str, InClusterRedis]:
+    return {name: s for name, s in spec.gcs_storage.items() if isinstance(s, InClusterRedis)}
+
+
+def external_redis(spec: PlatformSpec) -> dict[str, ExternalRedis]:
+    return {name: s for name, s in spec.gcs_storage.items() if isinstance(s, ExternalRedis)}
 
 
 def _service_checks(path: str, service: RayServiceSpec, pools: Mapping[str, Any]) -> list[tuple[str, str]]:

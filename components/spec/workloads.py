@@ -266,33 +266,39 @@ class WorkerGroupSpec(Model):
         return self
 
 
-class SecretKeyRef(Model):
-    name: K8sName
-    key: str = "password"
-
-
 class GcsFaultToleranceSpec(Model):
-    """GCS fault tolerance: ``rocksdb`` (embedded, on a PVC the operator provisions; alpha gate
-    GCSFaultToleranceEmbeddedStorage) or ``redis`` (a standalone Redis; password from a Secret)."""
+    """GCS fault tolerance: ``redis`` (a ``platform.gcsStorage`` entry: the stack's in-cluster Redis
+    or an external one) or ``rocksdb`` (embedded, on a PVC the operator provisions per cluster;
+    alpha gate GCSFaultToleranceEmbeddedStorage). The backend of an existing cluster is immutable
+    upstream: changing it replaces the object (see the preview's replacements)."""
 
     backend: Literal["redis", "rocksdb"]
-    storage_size: Quantity = "1Gi"
-    """rocksdb only: size of the operator-provisioned PVC."""
-    retain_storage: bool = True
-    """rocksdb only: keep the PVC when the cluster is deleted (``deletionPolicy: Retain``)."""
-    redis_address: str | None = None
-    """redis only: ``host:port`` of a standalone Redis (KubeRay does not support Redis Cluster)."""
-    redis_password_secret: SecretKeyRef | None = None
+    storage: K8sName | None = None
+    """redis only: the name of a ``platform.gcsStorage`` entry."""
     external_storage_namespace: str | None = None
     """redis only: key prefix. Leave it unset: KubeRay then uses the cluster's UID, unique per
     cluster. Not allowed on RayServices, whose old and new clusters must not share state."""
+    deletion_timeout_seconds: int | None = Field(default=None, ge=1)
+    """redis only: how long KubeRay waits for its Redis cleanup Job when the cluster is deleted before
+    it removes the finalizer anyway (annotation ``ray.io/gcs-ft-deletion-timeout``; KubeRay: 300)."""
+    storage_size: Quantity = "1Gi"
+    """rocksdb only: size of the operator-provisioned PVC."""
+    storage_class: str | None = None
+    """rocksdb only: the PVC's StorageClass (default: the cluster's)."""
+    access_modes: list[Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"]] = ["ReadWriteOnce"]
+    """rocksdb only."""
+    retain_storage: bool = True
+    """rocksdb only: keep the PVC when the cluster is deleted (``deletionPolicy: Retain``; required in prod)."""
 
     @model_validator(mode="after")
     def _backend_fields(self) -> GcsFaultToleranceSpec:
-        if self.backend == "redis" and not self.redis_address:
-            raise ValueError("redisAddress: required for backend redis (host:port of a standalone Redis)")
-        if self.backend == "rocksdb" and (self.redis_address or self.redis_password_secret):
-            raise ValueError("backend: redisAddress/redisPasswordSecret apply to backend redis, not rocksdb")
+        if self.backend == "redis" and not self.storage:
+            raise ValueError("storage: required for backend redis (the name of a platform.gcsStorage entry)")
+        redis_only = ("storage", "external_storage_namespace", "deletion_timeout_seconds")
+        if self.backend == "rocksdb" and any(getattr(self, f) for f in redis_only):
+            raise ValueError(
+                "backend: storage, externalStorageNamespace and deletionTimeoutSeconds apply to backend redis"
+            )
         return self
 
 
