@@ -31,9 +31,14 @@ EXTERNAL = {
 
 
 def platform(environment: str = "prod", storage: dict[str, Any] | None = None, **workloads: Any) -> dict[str, Any]:
+    secrets = [
+        {"namespace": ns, "name": name}
+        for ns in ("gcs", "serving", "team-a", "team-b")
+        for name in ("ops-redis", "redis-ca", "redis-user", "redis-auth")
+    ]
     return {
         "environment": environment,
-        "prerequisites": PREREQUISITES,
+        "prerequisites": {**PREREQUISITES, "secrets": secrets},
         "gcsStorage": {"redis-gcs": IN_CLUSTER} if storage is None else storage,
         "workloads": {"pools": POOLS, **workloads},
     }

@@ -244,8 +244,12 @@ def test_the_crds_are_retained_on_delete_in_the_real_state(runs: dict[str, Run],
         "rayservices.ray.io",
     ]
     assert all(r.get("retainOnDelete") is True for r in crds)
-    others = [r for r in resources if r["type"].startswith("kubernetes:") and r["type"] != CRD]
-    assert others and not any(r.get("retainOnDelete") for r in others)
+    # Besides the CRDs, only durable GCS state is retained (and protected): prod's Redis and its Secrets.
+    retained = {r["type"] for r in resources if r.get("retainOnDelete") and r["type"] != CRD}
+    protected = {r["type"] for r in resources if r.get("protect") and r["type"].startswith("kubernetes:")}
+    storage = {"kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Secret"}
+    assert retained == (storage if stack == "prod" else set())
+    assert storage <= protected if stack == "prod" else not protected & storage
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -37,10 +37,35 @@ GCS_STORAGE = {
 drop it)."""
 
 
+def declared(workloads: dict[str, Any]) -> dict[str, Any]:
+    """Prerequisites declaring every Secret, PVC and NFS export the given workloads name (the
+    reference checks themselves are tested in tests/test_prerequisites.py)."""
+    items = [w for key in ("rayClusters", "rayJobs", "rayServices") for w in workloads.get(key, [])]
+    namespaces = {w["namespace"] for w in items} | {"serving"}
+    secrets = {(ns, name) for ns in namespaces for name in ("redis-password", "r")}
+    claims, exports = set(), set()
+    for w in items:
+        secrets |= {(w["namespace"], name) for name in w.get("secretEnv", [])}
+        tls = (w.get("head") or {}).get("ingress", {}).get("tlsSecret")
+        if tls:
+            secrets.add((w["namespace"], tls))
+        for volume in w.get("volumes", []):
+            if "pvc" in volume:
+                claims.add((w["namespace"], volume["pvc"]["claimName"]))
+            if "nfs" in volume:
+                exports.add((volume["nfs"]["server"], volume["nfs"]["path"]))
+    return {
+        **PREREQUISITES,
+        "secrets": [{"namespace": ns, "name": name} for ns, name in sorted(secrets)],
+        "persistentVolumeClaims": [{"namespace": ns, "name": name} for ns, name in sorted(claims)],
+        "nfsExports": [{"server": server, "path": path} for server, path in sorted(exports)],
+    }
+
+
 def platform(environment: str = "prod", **workloads: Any) -> dict[str, Any]:
     return {
         "environment": environment,
-        "prerequisites": PREREQUISITES,
+        "prerequisites": declared(workloads),
         "gcsStorage": GCS_STORAGE,
         "workloads": {"pools": POOLS, **workloads},
     }
@@ -793,7 +818,7 @@ def test_the_network_policy_shorthand_is_the_mode() -> None:
 
 def test_incremental_upgrades_need_gateway_api_declared() -> None:
     data = platform(rayServices=[llm_service()])
-    data["prerequisites"] = {"tpuWebhook": True}
+    data["prerequisites"]["gatewayApi"] = False
     (line,) = errors(data)
     assert "rayServices[0].upgrade: incremental upgrades route through Gateway API" in line
     assert "platform.prerequisites.gatewayApi: true" in line
@@ -801,11 +826,11 @@ def test_incremental_upgrades_need_gateway_api_declared() -> None:
 
 def test_multi_host_tpu_slices_need_the_tpu_webhook_declared() -> None:
     data = platform(rayJobs=[job(workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 1}])])
-    data["prerequisites"] = {}
+    data["prerequisites"]["tpuWebhook"] = False
     (line,) = errors(data)
     assert "workerGroups[0].pool: pool 'v6e' is a multi-host TPU slice (4 hosts): it needs the Ray TPU webhook" in line
     single = platform(rayJobs=[job(workerGroups=[{"name": "tpu", "pool": "v6e-single", "maxReplicas": 1}])])
-    single["prerequisites"] = {}
+    single["prerequisites"]["tpuWebhook"] = False
     assert build(single)  # one host: no cross-host coordinates needed
 
 

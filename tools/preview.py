@@ -127,6 +127,41 @@ def run_preview(
     return result
 
 
+def prerequisites_section(spec: PlatformSpec) -> list[str]:
+    """What a user must provide before ``pulumi up``: the declared prerequisites, with commands."""
+    pre = spec.prerequisites
+    rows: list[str] = []
+    for secret in pre.secrets:
+        literals = " ".join(f"--from-literal={k}=..." for k in secret.keys) or "--from-env-file=<file>"
+        command = f"kubectl -n {secret.namespace} create secret generic {secret.name} {literals}"
+        rows.append(f"| Secret | `{secret.namespace}/{secret.name}` | `{command}` |")
+    for claim in pre.persistent_volume_claims:
+        size = f" of {claim.size}" if claim.size else ""
+        rows.append(
+            f"| PersistentVolumeClaim | `{claim.namespace}/{claim.name}` | a {claim.access_mode} claim{size}: "
+            f"`kubectl -n {claim.namespace} apply -f <claim>.yaml` (name `{claim.name}`, "
+            f"accessModes [{claim.access_mode}]) |"
+        )
+    for export in pre.nfs_exports:
+        rows.append(f"| NFS export | `{export.server}:{export.path}` | exported to every node that runs Ray pods |")
+    if pre.gateway_api:
+        rows.append("| Gateway API | CRDs v1.6.1 (standard channel) + a controller | installed cluster-wide |")
+    if pre.tpu_webhook:
+        rows.append("| Ray TPU webhook | ai-on-gke `kuberay-tpu-webhook` or the GKE Ray add-on | installed |")
+    if not rows:
+        return []
+    return [
+        "",
+        "## External prerequisites",
+        "",
+        "The stack references these and does not create them: create them before `pulumi up`.",
+        "",
+        "| kind | what | how |",
+        "| --- | --- | --- |",
+        *rows,
+    ]
+
+
 def check_chart_values(res: RecordedResource, store: SchemaStore) -> list[SchemaError]:
     chart = str(res.inputs.get("chart"))
     ref = f"Chart/{res.inputs.get('namespace') or '-'}/{res.inputs.get('name') or res.name}"
@@ -283,6 +318,7 @@ def render_summary(result: PreviewResult) -> str:
         lines += ["", "## Secrets to set before `pulumi up`", ""]
         lines += [f"- `pulumi config set --secret {key} <value>`" for key in result.unset_secrets]
         lines += ["", "(the offline preview stood a placeholder in for each)"]
+    lines += prerequisites_section(spec)
     lines += ["", "## Workloads", "", *workloads_table(spec)]
     lines += ["", "## Capacity", "", *capacity_table(plans(result.manifests))]
     lines += ["", "## Schema validation", "", "Schemas used:", ""]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.manifests.quantity import parse_quantity
-from components.spec.storage import InClusterRedis
+from components.spec.storage import InClusterRedis, password_secret_name
 
 REDIS_PORT = 6379
 DATA_DIR = "/data"
@@ -78,11 +78,6 @@ def labels(name: str, environment: str) -> dict[str, str]:
 
 def selector(name: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": "redis", "app.kubernetes.io/instance": name}
-
-
-def password_secret_name(name: str) -> str:
-    """The Secret the stack creates (in the Redis namespace and each client's) from a config secret."""
-    return f"{name}-redis-password"
 
 
 def address(name: str, namespace: str) -> str:

@@ -6,14 +6,23 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Tag, ValidationError
+from pydantic import BaseModel, Field, Tag, ValidationError
 
 from components.errors import ConfigError
-from components.spec.base import CONFIG_KEY, PATTERN_HINTS, SECRET_NAME, Environment, K8sName, MinorVersion, Model
+from components.spec.base import (
+    CONFIG_KEY,
+    PATTERN_HINTS,
+    SECRET_NAME,
+    Environment,
+    K8sName,
+    MinorVersion,
+    Model,
+    Quantity,
+)
 from components.spec.operator import OperatorSpec
-from components.spec.storage import ExternalRedis, GcsStorage, InClusterRedis
+from components.spec.storage import ExternalRedis, GcsStorage, InClusterRedis, SecretKeyRef, password_secret_name
 from components.spec.workloads import (
     ClusterBase,
     GpuPool,
@@ -28,9 +37,37 @@ DEFAULT_KUBERNETES_VERSION = "1.33"
 """The oldest minor version KubeRay 1.7.0 and Kueue v0.19.2 support well; ``make lint`` uses it too."""
 
 
+class SecretPrerequisite(Model):
+    namespace: K8sName
+    name: K8sName
+    keys: list[str] = []
+    """The keys the workloads read (for ``summary.md``'s ``kubectl create secret`` line)."""
+
+
+class ClaimPrerequisite(Model):
+    namespace: K8sName
+    name: K8sName
+    access_mode: Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany", "ReadOnlyMany"] = "ReadWriteMany"
+    size: Quantity | None = None
+
+
+class NfsPrerequisite(Model):
+    server: str = Field(min_length=1)
+    path: str = Field(pattern=r"^/")
+    """The export; it covers the paths below it."""
+
+
 class PrerequisitesSpec(Model):
     """What the platform uses but does not install, declared by the stack once it is in the cluster.
     A workload that needs one that is not declared is a config error naming what to install."""
+
+    secrets: list[SecretPrerequisite] = []
+    """Secrets the workloads reference (``secretEnv``, TLS, Redis credentials) that the stack does not
+    create: each must exist, in that namespace, before ``pulumi up``."""
+    persistent_volume_claims: list[ClaimPrerequisite] = []
+    """PVCs the workloads mount (``volumes[].pvc``) that the stack does not create."""
+    nfs_exports: list[NfsPrerequisite] = []
+    """NFS exports the workloads mount (``volumes[].nfs``)."""
 
     gateway_api: bool = False
     """Gateway API CRDs (v1.6.1 standard channel) and a controller for the GatewayClass incremental
@@ -125,7 +162,103 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
         if isinstance(workload, RayServiceSpec):
             problems += _service_checks(path, workload, pools)
         problems += _gcs_checks(spec, path, workload)
+    problems += reference_checks(spec)
     return problems
+
+
+def created_secrets(spec: PlatformSpec) -> set[tuple[str, str]]:
+    """(namespace, name) of every Secret the stack itself creates."""
+    clients = storage_clients(spec)
+    created: set[tuple[str, str]] = set()
+    for name, redis in in_cluster_redis(spec).items():
+        if redis.password.config:
+            for ns in {redis.namespace, *clients[name]}:
+                created.add((ns, password_secret_name(name)))
+    return created
+
+
+def reference_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """Every Secret, PVC and NFS export a workload or storage names is created by the stack or
+    declared in ``platform.prerequisites``."""
+    pre = spec.prerequisites
+    secrets = {(s.namespace, s.name) for s in pre.secrets} | created_secrets(spec)
+    claims = {(c.namespace, c.name): c for c in pre.persistent_volume_claims}
+    problems: list[tuple[str, str]] = []
+
+    def need_secret(path: str, namespace: str, name: str, key: str | None = None) -> None:
+        if (namespace, name) not in secrets:
+            keys = f", keys: [{key}]" if key else ""
+            problems.append(
+                (
+                    path,
+                    f"Secret {namespace}/{name} is neither created by the stack nor declared: create it, then add "
+                    f"{{namespace: {namespace}, name: {name}{keys}}} to platform.prerequisites.secrets",
+                )
+            )
+
+    clients = storage_clients(spec)
+    for name, storage in spec.gcs_storage.items():
+        base = f"gcsStorage.{name}"
+        if isinstance(storage, InClusterRedis) and storage.password.secret is not None:
+            existing = storage.password.secret
+            for ns in sorted({storage.namespace, *clients[name]}):
+                need_secret(f"{base}.password.secret", ns, existing.name, existing.key)
+        if isinstance(storage, ExternalRedis):
+            refs: list[tuple[str, SecretKeyRef | None]] = [
+                ("passwordSecret", storage.password_secret),
+                ("username", storage.username),
+                ("caSecret", storage.ca_secret),
+            ]
+            for field_name, ref in refs:
+                if ref is not None:
+                    for ns in sorted(clients[name]):
+                        need_secret(f"{base}.{field_name}", ns, ref.name, ref.key)
+    for path, w in spec.workloads.all():
+        for i, secret in enumerate(w.secret_env):
+            need_secret(f"{path}.secretEnv[{i}]", w.namespace, secret)
+        if w.head.ingress is not None and w.head.ingress.tls_secret:
+            need_secret(f"{path}.head.ingress.tlsSecret", w.namespace, w.head.ingress.tls_secret)
+        for i, volume in enumerate(w.volumes):
+            declared = claims.get((w.namespace, volume.pvc.claim_name)) if volume.pvc is not None else None
+            if (
+                volume.pvc is not None
+                and declared is not None
+                and volume.pvc.read_write_many
+                and declared.access_mode != "ReadWriteMany"
+            ):
+                problems.append(
+                    (
+                        f"{path}.volumes[{i}].pvc.readWriteMany",
+                        f"PVC {w.namespace}/{volume.pvc.claim_name} is declared {declared.access_mode} in "
+                        "platform.prerequisites.persistentVolumeClaims; a claim every pod mounts must be ReadWriteMany",
+                    )
+                )
+            if volume.pvc is not None and declared is None:
+                mode = "ReadWriteMany" if volume.pvc.read_write_many else "ReadWriteOnce"
+                problems.append(
+                    (
+                        f"{path}.volumes[{i}].pvc.claimName",
+                        f"PVC {w.namespace}/{volume.pvc.claim_name} is not declared: create it, then add "
+                        f"{{namespace: {w.namespace}, name: {volume.pvc.claim_name}, accessMode: {mode}}} to "
+                        "platform.prerequisites.persistentVolumeClaims",
+                    )
+                )
+            if volume.nfs is not None and not any(
+                e.server == volume.nfs.server and _under(volume.nfs.path, e.path) for e in pre.nfs_exports
+            ):
+                problems.append(
+                    (
+                        f"{path}.volumes[{i}].nfs",
+                        f"NFS export {volume.nfs.server}:{volume.nfs.path} is not declared: add {{server: "
+                        f"{volume.nfs.server}, path: {volume.nfs.path}}} to platform.prerequisites.nfsExports",
+                    )
+                )
+    return problems
+
+
+def _under(path: str, export: str) -> bool:
+    export = export.rstrip("/") or "/"
+    return path == export or path.startswith(export if export == "/" else export + "/")
 
 
 def _gcs_checks(spec: PlatformSpec, path: str, workload: ClusterBase) -> list[tuple[str, str]]:

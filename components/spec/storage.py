@@ -114,3 +114,8 @@ class ExternalRedis(Model):
 
 
 GcsStorage = Annotated[InClusterRedis | ExternalRedis, Field(discriminator="type")]
+
+
+def password_secret_name(storage: str) -> str:
+    """The Secret the stack creates (in the Redis namespace and each client's) from a config secret."""
+    return f"{storage}-redis-password"
