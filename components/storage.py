@@ -3,8 +3,9 @@
 The password comes from a Pulumi config secret (``pulumi config set --secret kuberay-platform:<key>``)
 and becomes a Secret in the Redis namespace and in every client namespace (a ``secretKeyRef`` reads
 only its own namespace); or the stack names an existing Secret, which must then exist in all of
-them. In prod the StatefulSet and the Secrets are protected and retained on delete, and the PVC
-outlives the StatefulSet (``persistentVolumeClaimRetentionPolicy: Retain``).
+them. In prod the StatefulSet and the password Secret in the Redis namespace are protected and retained
+on delete, and the PVC outlives the StatefulSet (``persistentVolumeClaimRetentionPolicy: Retain``).
+The copies in client namespaces come and go with the workloads that use them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ _RESOURCES: dict[str, Callable[..., pulumi.CustomResource]] = {
     "NetworkPolicy": k8s.networking.v1.NetworkPolicy,
 }
 STATEFUL = {"Secret", "StatefulSet"}
-"""What holds durable state or the only copy of a credential: protected and retained in prod."""
+"""Kinds that hold durable state or the credential Redis runs with: protected and retained in prod
+(in the Redis namespace)."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,10 @@ class GcsStorage(pulumi.ComponentResource):
         super().__init__(GCS_STORAGE_TYPE, name, None, opts)
         redis = args.redis
 
-        def options(kind: str, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
-            durable = args.protect and kind in STATEFUL
+        def options(kind: str, depends_on: list[pulumi.Resource], namespace: str) -> pulumi.ResourceOptions:
+            # Durable: the StatefulSet (its PVC outlives it anyway) and the password Secret Redis itself
+            # reads; the clients' copies follow the workloads that use them.
+            durable = args.protect and kind in STATEFUL and namespace == redis.namespace
             return pulumi.ResourceOptions(
                 parent=self, depends_on=depends_on, protect=durable, retain_on_delete=durable or None
             )
@@ -85,7 +89,7 @@ class GcsStorage(pulumi.ComponentResource):
                         },
                         type="Opaque",
                         string_data={secret_key: value},
-                        opts=options("Secret", args.after),
+                        opts=options("Secret", args.after, ns),
                     )
                 )
         self.resources: list[pulumi.CustomResource] = []
@@ -96,7 +100,7 @@ class GcsStorage(pulumi.ComponentResource):
                 create(
                     f"{name}-{obj['kind'].lower()}",
                     **body,
-                    opts=options(obj["kind"], [*args.after, *self.secrets]),
+                    opts=options(obj["kind"], [*args.after, *self.secrets], redis.namespace),
                 )
             )
         self.address = address(redis.name, redis.namespace)

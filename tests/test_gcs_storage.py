@@ -88,9 +88,15 @@ def test_the_password_secret_is_created_in_the_redis_namespace_and_every_client_
 def test_durable_state_is_protected_and_retained_in_prod_only() -> None:
     for environment, durable in (("prod", True), ("staging", False)):
         resources = run(platform(environment, rayClusters=[cluster("a", "team-a")]))
-        for r in of_type(resources, "kubernetes:apps/v1:StatefulSet") + of_type(resources, "kubernetes:core/v1:Secret"):
+        secrets = of_type(resources, "kubernetes:core/v1:Secret")
+        own = [r for r in secrets if r.inputs["metadata"]["namespace"] == "gcs"]
+        copies = [r for r in secrets if r.inputs["metadata"]["namespace"] != "gcs"]
+        assert len(own) == 1 and copies
+        for r in of_type(resources, "kubernetes:apps/v1:StatefulSet") + own:
             assert r.options.get("protect", False) is durable, (environment, r.name)
             assert r.options.get("retainOnDelete", False) is durable, (environment, r.name)
+        for r in copies:  # the clients' copies come and go with their workloads
+            assert "protect" not in r.options and "retainOnDelete" not in r.options
         for r in of_type(resources, "kubernetes:core/v1:ConfigMap"):
             assert "protect" not in r.options  # config is re-created from the spec at will
         (sts,) = of_type(resources, "kubernetes:apps/v1:StatefulSet")
