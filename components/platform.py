@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
+from components.kueue import KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
@@ -47,6 +48,17 @@ class KubeRayPlatform(pulumi.ComponentResource):
             )
             for redis in manifests.redis
         ]
+        self.kueue = (
+            [
+                KueueQueues(
+                    f"{name}-kueue",
+                    KueueQueuesArgs(objects=manifests.kueue, after=[self.namespaces]),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            ]
+            if manifests.kueue
+            else []
+        )
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(
@@ -54,9 +66,11 @@ class KubeRayPlatform(pulumi.ComponentResource):
             RayWorkloadsArgs(
                 workloads=manifests.workloads,
                 gateways=manifests.gateways,
-                after=[self.operator, self.namespaces, *self.storage],
+                after=[self.operator, self.namespaces, *self.storage, *self.kueue],
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.operator, self.namespaces, *self.storage]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue]
+            ),
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}
         self.register_outputs(

@@ -54,8 +54,11 @@ def declared(workloads: dict[str, Any]) -> dict[str, Any]:
                 claims.add((w["namespace"], volume["pvc"]["claimName"]))
             if "nfs" in volume:
                 exports.add((volume["nfs"]["server"], volume["nfs"]["path"]))
+    queues = sorted({(w["namespace"], w["queue"]) for w in items if w.get("queue")})
     return {
         **PREREQUISITES,
+        "kueue": bool(queues),
+        "localQueues": [{"namespace": ns, "name": name} for ns, name in queues],
         "secrets": [{"namespace": ns, "name": name} for ns, name in sorted(secrets)],
         "persistentVolumeClaims": [{"namespace": ns, "name": name} for ns, name in sorted(claims)],
         "nfsExports": [{"server": server, "path": path} for server, path in sorted(exports)],

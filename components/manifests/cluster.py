@@ -68,7 +68,7 @@ def container_resources(res: Resources, extra: Mapping[str, str] | None = None) 
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
-def _tolerations(items: list[Toleration]) -> list[dict[str, Any]]:
+def pod_tolerations(items: list[Toleration]) -> list[dict[str, Any]]:
     return [t.model_dump(by_alias=True, exclude_none=True) for t in items]
 
 
@@ -109,7 +109,7 @@ def _pod_spec(
     if selector:
         spec["nodeSelector"] = dict(selector)
     if tolerations:
-        spec["tolerations"] = _tolerations(tolerations)
+        spec["tolerations"] = pod_tolerations(tolerations)
     pod_volumes, _ = _volumes(w.volumes)
     if pod_volumes:
         spec["volumes"] = pod_volumes
@@ -131,23 +131,31 @@ def image(w: ClusterBase, pools: Pools) -> str:
     return w.image.reference(w.ray_version, gpu_variant(w, pools), llm=isinstance(w, RayServiceSpec) and w.is_llm)
 
 
+def pool_selector(pool: CpuPool | GpuPool | TpuPool) -> dict[str, str]:
+    """The node labels of a pool's nodes: what its worker pods select, and its Kueue ResourceFlavor's
+    ``nodeLabels``."""
+    selector = dict(pool.node_selector)
+    if isinstance(pool, GpuPool) and pool.product:
+        selector[pool.selector_label] = pool.product
+    elif isinstance(pool, TpuPool):
+        selector["cloud.google.com/gke-tpu-accelerator"] = pool.accelerator
+        selector["cloud.google.com/gke-tpu-topology"] = pool.topology
+    return selector
+
+
 def _worker_group(g: WorkerGroupSpec, w: ClusterBase, pools: Pools, options: WorkerOptions) -> dict[str, Any]:
     pool = pools[g.pool]
     extra: dict[str, str] = {}
     params: dict[str, str] = {}
-    selector = dict(pool.node_selector)
+    selector = pool_selector(pool)
     group: dict[str, Any] = {}
     if isinstance(pool, GpuPool):
         extra["nvidia.com/gpu"] = str(pool.gpus_per_pod)
         params["num-gpus"] = str(pool.gpus_per_pod)  # what KubeRay would derive, stated explicitly
         if pool.ray_accelerator_type:
             params["resources"] = accelerator_resources(pool.ray_accelerator_type)
-        if pool.product:
-            selector[pool.selector_label] = pool.product
     elif isinstance(pool, TpuPool):
         extra["google.com/tpu"] = str(min(pool.chips, pool.chips_per_host))
-        selector["cloud.google.com/gke-tpu-accelerator"] = pool.accelerator
-        selector["cloud.google.com/gke-tpu-topology"] = pool.topology
         group["numOfHosts"] = pool.hosts
     container = _container("ray-worker", image(w, pools), container_resources(g.resources, extra), w)
     if options.serve_port:

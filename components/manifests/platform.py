@@ -12,6 +12,7 @@ from typing import Any
 from components.manifests.capacity import Capacity, plans
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
+from components.manifests.kueue import kueue_objects
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
@@ -38,6 +39,8 @@ class PlatformManifests:
     gates_needed: dict[str, list[str]] = field(default_factory=dict)
     redis: list[RedisManifests] = field(default_factory=list)
     """The in-cluster GCS Redis servers (``platform.gcsStorage`` entries of type redis)."""
+    kueue: list[dict[str, Any]] = field(default_factory=list)
+    """Kueue ResourceFlavors, WorkloadPriorityClasses, ClusterQueues and LocalQueues, in creation order."""
 
     @property
     def capacity(self) -> list[Capacity]:
@@ -71,6 +74,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         | set(spec.operator.watch_namespaces or ())
         | set(spec.namespaces)
         | {r.namespace for r in redis}
+        | {q.namespace for q in spec.kueue.local_queues}
     )
     names = sorted(owned - {spec.operator.namespace})
     return PlatformManifests(
@@ -86,4 +90,5 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         gateways=gateways,
         gates_needed=needed,
         redis=redis,
+        kueue=kueue_objects(spec.kueue, pools, env),
     )

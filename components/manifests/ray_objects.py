@@ -188,6 +188,7 @@ def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def queue_name(obj: Mapping[str, Any]) -> str | None:

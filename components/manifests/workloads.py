@@ -9,7 +9,7 @@ import yaml
 from components.manifests.cluster import GcsStores, Pools, WorkerOptions, cluster_body
 from components.manifests.common import metadata
 from components.manifests.gateway import SERVING_AUTH_ANNOTATION
-from components.manifests.ray_objects import QUEUE_LABEL
+from components.manifests.ray_objects import PRIORITY_CLASS_LABEL, QUEUE_LABEL
 from components.spec import (
     ClusterBase,
     LlmApp,
@@ -106,9 +106,13 @@ def ray_job(
         meta = _with_gcs_annotations(metadata(job.name, job.namespace, environment, "ray-job"), job)
         if job.queue:
             meta["labels"][QUEUE_LABEL] = job.queue
+        if job.priority_class:
+            meta["labels"][PRIORITY_CLASS_LABEL] = job.priority_class
         return {"apiVersion": API_VERSION, "kind": "RayJob", "metadata": meta, "spec": spec}
     if job.queue:  # each scheduled RayJob is queued on its own
         spec["metadata"] = {"labels": {QUEUE_LABEL: job.queue}}
+        if job.priority_class:
+            spec["metadata"]["labels"][PRIORITY_CLASS_LABEL] = job.priority_class
     cron: dict[str, Any] = {"schedule": job.schedule, "jobTemplate": spec}
     if job.time_zone:
         cron["timeZone"] = job.time_zone

@@ -21,6 +21,7 @@ from components.spec.base import (
     Model,
     Quantity,
 )
+from components.spec.kueue import ClusterQueueSpec, KueueSpec
 from components.spec.operator import OperatorSpec
 from components.spec.storage import ExternalRedis, GcsStorage, InClusterRedis, SecretKeyRef, password_secret_name
 from components.spec.workloads import (
@@ -57,6 +58,11 @@ class NfsPrerequisite(Model):
     """The export; it covers the paths below it."""
 
 
+class LocalQueueRef(Model):
+    namespace: K8sName
+    name: K8sName
+
+
 class PrerequisitesSpec(Model):
     """What the platform uses but does not install, declared by the stack once it is in the cluster.
     A workload that needs one that is not declared is a config error naming what to install."""
@@ -68,6 +74,10 @@ class PrerequisitesSpec(Model):
     """PVCs the workloads mount (``volumes[].pvc``) that the stack does not create."""
     nfs_exports: list[NfsPrerequisite] = []
     """NFS exports the workloads mount (``volumes[].nfs``)."""
+    kueue: bool = False
+    """Kueue v0.19 (CRDs, controller, ``ray.io/rayjob`` integration): needed by ``kueue`` and ``queue``."""
+    local_queues: list[LocalQueueRef] = []
+    """LocalQueues that exist already (created outside the stack) and that workloads may name."""
 
     gateway_api: bool = False
     """Gateway API CRDs (v1.6.1 standard channel) and a controller for the GatewayClass incremental
@@ -95,6 +105,8 @@ class PlatformSpec(Model):
     """Protect the platform's namespaces from deletion (``pulumi destroy``, or dropping the last
     workload of one, must not delete the user's Secrets, PVCs and retained GCS storage with it).
     Default: on in prod, off elsewhere. Unprotect with ``pulumi state unprotect <urn>``."""
+    kueue: KueueSpec = KueueSpec()
+    """Kueue queues, quotas and priorities (``components.spec.kueue``)."""
     gcs_storage: dict[K8sName, GcsStorage] = {}
     """GCS fault-tolerance storage by name (``type: redis`` in-cluster, or ``type: external``),
     referenced by workloads' ``gcsFaultTolerance.storage``."""
@@ -163,6 +175,74 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
             problems += _service_checks(path, workload, pools)
         problems += _gcs_checks(spec, path, workload)
     problems += reference_checks(spec)
+    problems += kueue_checks(spec)
+    return problems
+
+
+def kueue_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    kueue, pools = spec.kueue, spec.workloads.pools
+    problems: list[tuple[str, str]] = []
+    jobs = [(f"workloads.rayJobs[{i}]", j) for i, j in enumerate(spec.workloads.ray_jobs)]
+    if (kueue.enabled or any(j.queue for _, j in jobs)) and not spec.prerequisites.kueue:
+        problems.append(
+            (
+                "prerequisites.kueue",
+                "Kueue queues or queued workloads need Kueue v0.19 installed with the ray.io/rayjob integration; "
+                "install it, then set platform.prerequisites.kueue: true",
+            )
+        )
+    queues: dict[str, ClusterQueueSpec] = {}
+    for i, cq in enumerate(kueue.cluster_queues):
+        if cq.name in queues:
+            problems.append((f"kueue.clusterQueues[{i}].name", f"ClusterQueue {cq.name!r} is defined twice"))
+        queues.setdefault(cq.name, cq)
+        for pool in cq.quotas:
+            if pool not in pools:
+                problems.append(
+                    (
+                        f"kueue.clusterQueues[{i}].quotas.{pool}",
+                        f"unknown pool {pool!r} (defined: {', '.join(sorted(pools))}); each quota is per pool",
+                    )
+                )
+    local = {(q.namespace, q.name) for q in kueue.local_queues}
+    for i, lq in enumerate(kueue.local_queues):
+        target = queues.get(lq.cluster_queue)
+        if target is None:
+            problems.append(
+                (
+                    f"kueue.localQueues[{i}].clusterQueue",
+                    f"unknown ClusterQueue {lq.cluster_queue!r} (defined: {', '.join(sorted(queues)) or 'none'})",
+                )
+            )
+        elif target.namespaces is not None and lq.namespace not in target.namespaces:
+            problems.append(
+                (
+                    f"kueue.localQueues[{i}].namespace",
+                    f"ClusterQueue {target.name!r} admits only namespaces {target.namespaces}; add "
+                    f"{lq.namespace!r} there",
+                )
+            )
+    declared = local | {(q.namespace, q.name) for q in spec.prerequisites.local_queues}
+    classes = {c.name for c in kueue.priority_classes}
+    for path, job in jobs:
+        if job.queue and (job.namespace, job.queue) not in declared:
+            problems.append(
+                (
+                    f"{path}.queue",
+                    f"LocalQueue {job.namespace}/{job.queue} is neither created by the stack (kueue.localQueues) nor "
+                    "declared (prerequisites.localQueues); Kueue would hold the job forever",
+                )
+            )
+        if job.priority_class and not job.queue:
+            problems.append((f"{path}.priorityClass", "applies to a queued job: set queue too"))
+        elif job.priority_class and job.priority_class not in classes:
+            problems.append(
+                (
+                    f"{path}.priorityClass",
+                    f"unknown WorkloadPriorityClass {job.priority_class!r} (kueue.priorityClasses defines: "
+                    f"{', '.join(sorted(classes)) or 'none'})",
+                )
+            )
     return problems
 
 

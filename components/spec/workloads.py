@@ -549,6 +549,8 @@ class RayJobSpec(ClusterBase):
     """Retries of the whole job (a new cluster each time); 0 as in KubeRay."""
     queue: K8sName | None = None
     """Kueue LocalQueue; the job is labelled ``kueue.x-k8s.io/queue-name``."""
+    priority_class: K8sName | None = None
+    """A Kueue WorkloadPriorityClass (``kueue.x-k8s.io/priority-class``); needs ``queue``."""
     schedule: str | None = None
     """A cron schedule: the job becomes a RayCronJob (alpha gate RayCronJob, switched on for it)."""
     time_zone: str | None = None

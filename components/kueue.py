@@ -1,0 +1,57 @@
+"""KueueQueues: the stack's Kueue objects, in the order Kueue resolves them.
+
+ResourceFlavors and WorkloadPriorityClasses first, then the ClusterQueues that name the flavors,
+then the LocalQueues that name the ClusterQueues (Kueue marks a queue inactive while what it names
+is missing). Queued workloads wait for all of them; on destroy they go first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pulumi
+
+KUEUE_QUEUES_TYPE = "kuberay-platform:index:KueueQueues"
+STAGES = (("ResourceFlavor", "WorkloadPriorityClass"), ("ClusterQueue",), ("LocalQueue",))
+
+
+class KubernetesObject(pulumi.CustomResource):
+    """Any Kubernetes object through the Kubernetes provider (type ``kubernetes:<apiVersion>:<kind>``),
+    top-level fields included: ``apiextensions.CustomResource`` passes only ``spec``, and a
+    WorkloadPriorityClass has ``value`` and ``description`` beside its metadata."""
+
+    def __init__(self, name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+        # The provider plugin of the installed SDK, as the SDK's own resources ask for it.
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=metadata.version("pulumi-kubernetes")))
+        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
+
+
+@dataclass(frozen=True)
+class KueueQueuesArgs:
+    objects: list[dict[str, Any]]
+    after: list[pulumi.Resource] = field(default_factory=list)
+    """The namespaces the LocalQueues live in."""
+
+
+class KueueQueues(pulumi.ComponentResource):
+    def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(KUEUE_QUEUES_TYPE, name, None, opts)
+        self.resources: list[pulumi.CustomResource] = []
+        previous: list[pulumi.Resource] = list(args.after)
+        for kinds in STAGES:
+            stage = []
+            for obj in (o for o in args.objects if o["kind"] in kinds):
+                meta = obj["metadata"]
+                key = f"{meta.get('namespace', '')}-{meta['name']}".lstrip("-")
+                stage.append(
+                    KubernetesObject(
+                        f"{name}-{obj['kind'].lower()}-{key}",
+                        obj,
+                        pulumi.ResourceOptions(parent=self, depends_on=previous),
+                    )
+                )
+            self.resources += stage
+            previous = [*previous, *stage]
+        self.register_outputs({})

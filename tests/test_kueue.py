@@ -1,0 +1,214 @@
+"""Kueue: flavors from the pools, ClusterQueues with quotas, cohorts and preemption, LocalQueues,
+priorities, and the references between them and the workloads."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.errors import ConfigError
+from components.manifests.platform import build_manifests
+from components.spec import parse_platform
+from tests.conftest import REPO
+from tests.test_workloads import POOLS, PREREQUISITES, job
+from tools.engine import RecordedResource, run_program
+from tools.schema import Validator
+
+TEAMS = {
+    "clusterQueues": [
+        {
+            "name": "team-a",
+            "cohort": "research",
+            "namespaces": ["team-a"],
+            "quotas": {
+                "cpu": {"cpu": "32", "memory": "128Gi"},
+                "a100": {
+                    "cpu": "64",
+                    "memory": "512Gi",
+                    "gpu": {"nominal": 16, "borrowingLimit": 8, "lendingLimit": 4},
+                },
+            },
+            "preemption": {
+                "reclaimWithinCohort": "Any",
+                "withinClusterQueue": "LowerPriority",
+                "borrowWithinCohort": "LowerPriority",
+            },
+            "fairSharingWeight": 2,
+        },
+        {
+            "name": "team-b",
+            "cohort": "research",
+            "queueingStrategy": "StrictFIFO",
+            "quotas": {"cpu": {"cpu": "16", "memory": "64Gi"}, "v6e": {"cpu": "96", "memory": "512Gi", "tpu": 16}},
+        },
+    ],
+    "localQueues": [
+        {"namespace": "team-a", "name": "default", "clusterQueue": "team-a"},
+        {"namespace": "team-b", "name": "default", "clusterQueue": "team-b"},
+    ],
+    "priorityClasses": [{"name": "high", "value": 1000, "description": "production training"}],
+}
+
+
+def platform(
+    kueue: dict[str, Any] | None = None, prerequisites: dict[str, Any] | None = None, **workloads: Any
+) -> dict[str, Any]:
+    return {
+        "environment": "prod",
+        "prerequisites": {**PREREQUISITES, "kueue": True} if prerequisites is None else prerequisites,
+        "kueue": copy.deepcopy(TEAMS) if kueue is None else kueue,
+        "workloads": {"pools": POOLS, **workloads},
+    }
+
+
+def objects(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return build_manifests(parse_platform(data, "s.yaml"), "s.yaml").kueue
+
+
+def errors(data: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        build_manifests(parse_platform(data, "s.yaml"), "s.yaml")
+    return info.value.lines
+
+
+def by_kind(objs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objs if o["kind"] == kind}
+
+
+def test_every_object_passes_the_kueue_crds_and_their_cel_rules() -> None:
+    validator = Validator("1.33")
+    objs = objects(platform())
+    assert {o["kind"] for o in objs} == {"ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue"}
+    assert all(o["apiVersion"] == "kueue.x-k8s.io/v1beta2" for o in objs)
+    assert [e for o in objs for e in validator.validate(o)] == []
+
+
+def test_the_crds_cel_rules_are_evaluated_on_these_objects() -> None:
+    """The spec refuses these combinations first; the CRDs' own rules would refuse them too."""
+    validator = Validator("1.33")
+    cq = by_kind(objects(platform()), "ClusterQueue")["team-a"]
+    no_cohort = copy.deepcopy(cq)
+    del no_cohort["spec"]["cohortName"]
+    assert any("borrowingLimit must be nil when cohort is empty" in e.message for e in validator.validate(no_cohort))
+    never = copy.deepcopy(cq)
+    never["spec"]["preemption"]["reclaimWithinCohort"] = "Never"
+    assert any("reclaimWithinCohort=Never and borrowWithinCohort" in e.message for e in validator.validate(never))
+
+
+def test_flavors_carry_the_pools_node_labels_and_tolerations() -> None:
+    flavors = by_kind(objects(platform()), "ResourceFlavor")
+    assert list(flavors) == ["cpu", "a100", "v6e"]  # each once, in the order the quotas name them
+    assert flavors["cpu"]["spec"] == {}
+    assert flavors["a100"]["spec"]["nodeLabels"] == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    assert flavors["a100"]["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    assert flavors["v6e"]["spec"]["nodeLabels"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "4x4",
+    }
+
+
+def test_one_resource_group_covers_every_resource_and_each_flavor_lists_them_all() -> None:
+    cq = by_kind(objects(platform()), "ClusterQueue")["team-a"]
+    (group,) = cq["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
+    cpu, a100 = group["flavors"]
+    assert (cpu["name"], a100["name"]) == ("cpu", "a100")  # a CPU-only head tries the CPU flavor first
+    assert cpu["resources"][2] == {"name": "nvidia.com/gpu", "nominalQuota": "0"}
+    assert a100["resources"][2] == {
+        "name": "nvidia.com/gpu",
+        "nominalQuota": "16",
+        "borrowingLimit": "8",
+        "lendingLimit": "4",
+    }
+    assert cq["spec"]["cohortName"] == "research" and cq["spec"]["fairSharing"] == {"weight": 2}
+    assert cq["spec"]["preemption"] == {
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority",
+        "borrowWithinCohort": {"policy": "LowerPriority"},
+    }
+    assert cq["spec"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["team-a"]
+    team_b = by_kind(objects(platform()), "ClusterQueue")["team-b"]
+    assert team_b["spec"]["namespaceSelector"] == {}  # any namespace
+    assert team_b["spec"]["resourceGroups"][0]["coveredResources"] == ["cpu", "memory", "google.com/tpu"]
+
+
+def test_combinations_kueue_refuses_are_config_errors() -> None:
+    data = platform()
+    del data["kueue"]["clusterQueues"][0]["cohort"]
+    lines = errors(data)
+    assert any("quotas.a100: borrowingLimit needs a cohort" in x for x in lines), lines
+    data = platform()
+    data["kueue"]["clusterQueues"][0]["preemption"]["reclaimWithinCohort"] = "Never"
+    lines = errors(data)
+    assert any("borrowWithinCohort: Kueue refuses it with reclaimWithinCohort: Never" in x for x in lines), lines
+
+
+def test_references_between_queues_pools_and_jobs_are_checked() -> None:
+    data = platform()
+    data["kueue"]["clusterQueues"][1]["quotas"]["h100"] = {"gpu": 8}
+    data["kueue"]["localQueues"].append({"namespace": "team-c", "name": "default", "clusterQueue": "team-c"})
+    data["kueue"]["localQueues"].append({"namespace": "team-b", "name": "extra", "clusterQueue": "team-a"})
+    lines = errors(data)
+    assert any("kueue.clusterQueues[1].quotas.h100: unknown pool 'h100'" in x for x in lines)
+    assert any("kueue.localQueues[2].clusterQueue: unknown ClusterQueue 'team-c'" in x for x in lines)
+    assert any(
+        "kueue.localQueues[3].namespace: ClusterQueue 'team-a' admits only namespaces ['team-a']" in x for x in lines
+    )
+
+
+def test_a_job_names_a_local_queue_of_its_namespace_and_a_known_priority() -> None:
+    queued = job(namespace="team-a", queue="default", priorityClass="high")
+    assert objects(platform(rayJobs=[queued]))
+    lines = errors(platform(rayJobs=[job(namespace="team-a", queue="nope")]))
+    assert any("rayJobs[0].queue: LocalQueue team-a/nope is neither created by the stack" in x for x in lines)
+    existing = platform(rayJobs=[job(namespace="team-a", queue="ops")])
+    existing["prerequisites"]["localQueues"] = [{"namespace": "team-a", "name": "ops"}]
+    assert build_manifests(parse_platform(existing, "s.yaml"), "s.yaml")
+    lines = errors(platform(rayJobs=[job(namespace="team-a", queue="default", priorityClass="urgent")]))
+    assert any("rayJobs[0].priorityClass: unknown WorkloadPriorityClass 'urgent'" in x for x in lines)
+    lines = errors(platform(rayJobs=[job(namespace="team-a", priorityClass="high")]))
+    assert any("rayJobs[0].priorityClass: applies to a queued job" in x for x in lines)
+
+
+def test_the_job_carries_the_queue_and_priority_labels() -> None:
+    spec = parse_platform(platform(rayJobs=[job(namespace="team-a", queue="default", priorityClass="high")]), "s.yaml")
+    (obj,) = build_manifests(spec, "s.yaml").workloads
+    labels = obj["metadata"]["labels"]
+    assert (labels["kueue.x-k8s.io/queue-name"], labels["kueue.x-k8s.io/priority-class"]) == ("default", "high")
+
+
+def test_kueue_must_be_declared_installed() -> None:
+    (line,) = errors(platform(prerequisites=PREREQUISITES))
+    assert line == (
+        "s.yaml: platform.prerequisites.kueue: Kueue queues or queued workloads need Kueue v0.19 installed with the "
+        "ray.io/rayjob integration; install it, then set platform.prerequisites.kueue: true"
+    )
+
+
+def test_queues_are_created_in_the_order_kueue_resolves_them_and_before_the_jobs() -> None:
+    data = platform(rayJobs=[job(namespace="team-a", queue="default")])
+    resources: list[RecordedResource] = run_program(REPO, "test", {"kuberay-platform:platform": data})
+    by_type = {r.type.rsplit(":", 1)[1]: r for r in resources if r.type.startswith("kubernetes:kueue")}
+    flavor, cq, lq = by_type["ResourceFlavor"], by_type["ClusterQueue"], by_type["LocalQueue"]
+    assert flavor.urn in cq.dependencies and cq.urn in lq.dependencies
+    (ray_job,) = [r for r in resources if r.type == "kubernetes:ray.io/v1:RayJob"]
+    assert lq.urn in ray_job.dependencies
+    assert [
+        r for r in resources if r.type == "kubernetes:core/v1:Namespace" and r.inputs["metadata"]["name"] == "team-b"
+    ]
+
+
+def test_the_staging_stack_queues_its_training_job() -> None:
+    from tools.preview import run_preview
+
+    result = run_preview("staging")
+    assert result.exit_code == 0
+    kinds = {(m["kind"], m["metadata"]["name"]) for m in result.manifests}
+    assert {("ClusterQueue", "research"), ("LocalQueue", "research"), ("ResourceFlavor", "l4")} <= kinds
+    (rayjob,) = [m for m in result.manifests if m["kind"] == "RayJob"]
+    assert rayjob["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "research"
+    assert rayjob["spec"]["shutdownAfterJobFinishes"] is True
