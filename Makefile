@@ -6,6 +6,7 @@
 #   make toolchain                            build/reuse the pinned Pulumi CLI + Kubernetes provider (Go)
 #   make pulumi-preview STACK=dev             the real engine: preview + up in render mode -> out/<stack>/rendered
 #        [OPERATOR_CHART=<chart .tgz>] [CLUSTER_KUBECONFIG=<file>: preview against that cluster instead]
+#        [ENGINE_SECRETS="kuberay-platform:redisGcsPassword=REDIS_PASSWORD ..."  config secrets from env vars]
 #   make pulumi-up STACK=prod CLUSTER_KUBECONFIG=<file>   the real engine: pulumi up against a cluster
 #   make test-engine                          the real-engine tests (every stack; needs Go and the chart)
 #   make lock                                 recompile every lock from its .in file (needs PyPI)
@@ -35,7 +36,9 @@ POLICY_CONFIG ?=
 POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 OPERATOR_CHART ?=
 CLUSTER_KUBECONFIG ?=
-ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--operator-chart $(OPERATOR_CHART))
+ENGINE_SECRETS ?=
+ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--operator-chart $(OPERATOR_CHART)) \
+	$(foreach pair,$(ENGINE_SECRETS),--secret-from-env $(pair))
 
 .PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean \
 	toolchain pulumi-preview pulumi-up test-engine system-packages

@@ -77,8 +77,8 @@ KUBERNETES = Tool(
 )
 TOOLS = (PULUMI, KUBERNETES)
 
-# The Python language host cannot be built from the served modules (see README, "Real engine").
-LANGUAGE_HOST_MODULE = "github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3"
+# Not here: the Python language host (github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3),
+# which the Go module proxy refuses for every version (README, "The real engine, offline").
 
 
 def cache_root() -> Path:
@@ -89,13 +89,12 @@ def cache_root() -> Path:
     return Path(base) / "kuberay-platform"
 
 
-def _go(args: list[str], cwd: Path, env: dict[str, str] | None = None, capture: bool = True) -> str:
+def _go(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     go = shutil.which("go")
     if go is None:
         raise ConfigError(["toolchain: `go` is not on PATH (Go 1.26 is needed to build the pinned toolchain)"])
     full_env = {**os.environ, "GOWORK": "off", "GOFLAGS": "-mod=readonly", **(env or {})}
-    stdout = subprocess.PIPE if capture else None
-    proc = subprocess.run([go, *args], cwd=cwd, env=full_env, text=True, stdout=stdout, stderr=subprocess.PIPE)
+    proc = subprocess.run([go, *args], cwd=cwd, env=full_env, text=True, capture_output=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
         raise ToolchainError(f"toolchain: `go {' '.join(args)}` failed in {cwd}:\n{tail}")
