@@ -113,12 +113,15 @@ def test_the_summary_says_how_to_create_each_prerequisite() -> None:
         "secrets": [{"namespace": "team", "name": "hf-token", "keys": ["HF_TOKEN"]}],
         "persistentVolumeClaims": [{"namespace": "team", "name": "ckpt", "size": "1Ti"}],
         "nfsExports": [{"server": "nfs.example", "path": "/exports/models"}],
+        "kueue": True,
+        "localQueues": [{"namespace": "team", "name": "ops"}],
     }
     spec = parse_platform(platform(pre, secretEnv=["hf-token"], volumes=[CHECKPOINTS, MODELS]), "s.yaml")
     text = "\n".join(prerequisites_section(spec))
     assert "`kubectl -n team create secret generic hf-token --from-literal=HF_TOKEN=...`" in text
     assert "| PersistentVolumeClaim | `team/ckpt` | a ReadWriteMany claim of 1Ti" in text
     assert "| NFS export | `nfs.example:/exports/models` |" in text
+    assert "| Kueue | v0.19 with the `ray.io/rayjob` integration |" in text and "| LocalQueue | `team/ops` |" in text
 
 
 def test_every_shipped_stack_declares_what_it_references() -> None:

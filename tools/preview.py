@@ -148,6 +148,12 @@ def prerequisites_section(spec: PlatformSpec) -> list[str]:
         rows.append("| Gateway API | CRDs v1.6.1 (standard channel) + a controller | installed cluster-wide |")
     if pre.tpu_webhook:
         rows.append("| Ray TPU webhook | ai-on-gke `kuberay-tpu-webhook` or the GKE Ray add-on | installed |")
+    if pre.kueue:
+        rows.append("| Kueue | v0.19 with the `ray.io/rayjob` integration | installed cluster-wide |")
+    for queue in pre.local_queues:
+        rows.append(
+            f"| LocalQueue | `{queue.namespace}/{queue.name}` | created by its team, pointing at a ClusterQueue |"
+        )
     if not rows:
         return []
     return [
