@@ -168,6 +168,16 @@ def rendered(engine_base: Path, stack: str) -> list[dict[str, Any]]:
     return [doc for path in sorted(folder.rglob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc]
 
 
+def holders(engine_base: Path, folders: list[str], *values: bytes) -> set[str]:
+    """Files under ``folders`` (relative to ``engine_base``) that contain any of ``values``."""
+    return {
+        path.relative_to(engine_base).as_posix()
+        for folder in folders
+        for path in (engine_base / folder).rglob("*")
+        if path.is_file() and path.stat().st_size < 50_000_000 and any(v in path.read_bytes() for v in values)
+    }
+
+
 def key(obj: dict[str, Any]) -> tuple[str, str, str, str]:
     meta = obj.get("metadata") or {}
     return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
@@ -337,14 +347,9 @@ def test_the_redis_password_reaches_only_its_secrets(runs: dict[str, Run], engin
     assert runs["prod"].ok
     assert REDIS_PASSWORD not in runs["prod"].output
     forms = (REDIS_PASSWORD.encode(), base64.b64encode(REDIS_PASSWORD.encode()))  # stringData or data
-    holders = {
-        path.relative_to(engine_base).as_posix()
-        for folder in (engine_base / "pulumi", engine_base / "out" / "prod")
-        for path in folder.rglob("*")
-        if path.is_file() and path.stat().st_size < 50_000_000 and any(f in path.read_bytes() for f in forms)
-    }
-    assert holders and all(h.startswith("out/prod/rendered/1-manifest/v1-secret-") for h in holders), holders
-    for path in holders:
+    found = holders(engine_base, ["pulumi", "out/prod"], *forms)
+    assert found and all(h.startswith("out/prod/rendered/1-manifest/v1-secret-") for h in found), found
+    for path in found:
         (secret,) = yaml.safe_load_all((engine_base / path).read_text())
         assert secret["kind"] == "Secret"
 
@@ -355,10 +360,4 @@ def test_a_secret_config_value_never_appears_in_plain_text(runs: dict[str, Run],
     stack_file = engine_base / "pulumi" / "render" / "work" / "dev" / "Pulumi.dev.yaml"
     config = yaml.safe_load(stack_file.read_text())["config"]
     assert set(config[SECRET_KEY]) == {"secure"}  # encrypted by the passphrase provider
-    leaks = [
-        path
-        for folder in (engine_base / "pulumi", engine_base / "out")
-        for path in folder.rglob("*")
-        if path.is_file() and path.stat().st_size < 50_000_000 and SECRET.encode() in path.read_bytes()
-    ]
-    assert leaks == []
+    assert holders(engine_base, ["pulumi", "out"], SECRET.encode()) == set()

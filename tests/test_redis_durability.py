@@ -96,6 +96,15 @@ def write_keys(port: int) -> None:
     assert data.count(b"+OK\r\n") == KEYS + 1, data[:200]
 
 
+def wait_loaded(port: int) -> None:
+    """Like the readiness probe: an authenticated PING answers PONG once the data is loaded (until
+    then every command gets -LOADING)."""
+    deadline = time.monotonic() + 30
+    while not command(port, "PING").endswith(b"+PONG\r\n"):
+        assert time.monotonic() < deadline, "redis-server did not finish loading"
+        time.sleep(0.05)
+
+
 def durable_keys(conf: str, tmp_path: Path, settle: float) -> int:
     """Write KEYS acknowledged keys, wait ``settle`` seconds, kill -9 the server, restart it on the
     same data directory, and count the keys that survived."""
@@ -108,12 +117,7 @@ def durable_keys(conf: str, tmp_path: Path, settle: float) -> int:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     with server(conf, data, port):
-        # Like the readiness probe: an authenticated PING answers PONG once the AOF is loaded
-        # (until then every command gets -LOADING).
-        deadline = time.monotonic() + 30
-        while not command(port, "PING").endswith(b"+PONG\r\n"):
-            assert time.monotonic() < deadline, "redis-server did not finish loading"
-            time.sleep(0.05)
+        wait_loaded(port)
         reply = command(port, "DBSIZE")
     return int(reply.split(b"\r\n")[1].lstrip(b":"))
 
@@ -168,13 +172,6 @@ def test_the_container_runs_the_config_it_mounts() -> None:
     container = next(o for o in objects if o["kind"] == "StatefulSet")["spec"]["template"]["spec"]["containers"][0]
     assert f"{CONFIG_DIR}/redis.conf" in container["command"][-1] and "--requirepass" in container["command"][-1]
     assert PASSWORD not in str(objects)
-
-
-def wait_loaded(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while not command(port, "PING").endswith(b"+PONG\r\n"):
-        assert time.monotonic() < deadline, "redis-server did not finish loading"
-        time.sleep(0.05)
 
 
 def test_with_aof_on_an_rdb_snapshot_alone_is_not_loaded(tmp_path: Path) -> None:

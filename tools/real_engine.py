@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from components.errors import ConfigError
+from tools.stackfile import read_stack_document
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "kuberay-platform"
@@ -84,18 +85,6 @@ def committed_stack_file(stack: str) -> Path:
 
 def display(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-
-
-def read_stack_file(source: Path) -> dict[str, Any]:
-    if not source.is_file():
-        raise ConfigError([f"{display(source)}: no such stack file (stacks: dev, staging, prod)"])
-    try:
-        data = yaml.safe_load(source.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError([f"{display(source)}: not valid YAML: {str(exc).splitlines()[0]}"]) from None
-    if not isinstance(data, dict) or not isinstance(data.get("config") or {}, dict):
-        raise ConfigError([f"{display(source)}: expected a mapping with a `config:` mapping"])
-    return data
 
 
 def stack_environment(committed: dict[str, Any]) -> str:
@@ -197,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         engine_dir=Path(args.engine_dir).resolve(),
         out=Path(args.out).resolve(),
     )
-    committed = read_stack_file(source)
+    committed = read_stack_document(source, display(source))
     binaries = toolchain.ensure(log=lambda line: print(line, file=sys.stderr))
     overrides: dict[str, Any] = {}
     if kubeconfig is None:

@@ -11,9 +11,9 @@ from components.errors import ConfigError
 from tools.engine import SECRET_PLACEHOLDER
 
 
-def read_stack_config(path: Path, shown_as: str) -> tuple[dict[str, Any], list[str]]:
-    """(config, secret keys). ``secure:`` values cannot be decrypted offline: they become
-    ``[secret]`` and are marked secret, as the CLI would mark them."""
+def read_stack_document(path: Path, shown_as: str) -> dict[str, Any]:
+    """The stack file as written (``config`` keys as given, ``secure:`` values kept), checked: YAML,
+    a mapping, only the keys a stack file has, ``config`` a mapping."""
     if not path.is_file():
         raise ConfigError([f"{shown_as}: stack file not found (create it, or pick another STACK)"])
     try:
@@ -28,9 +28,15 @@ def read_stack_config(path: Path, shown_as: str) -> tuple[dict[str, Any], list[s
     unknown = sorted(set(doc) - {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"})
     if unknown:
         raise ConfigError([f"{shown_as}: {key}: unknown stack file key (expected config)" for key in unknown])
-    config = doc.get("config") or {}
-    if not isinstance(config, dict):
+    if not isinstance(doc.get("config") or {}, dict):
         raise ConfigError([f"{shown_as}: config: expected a mapping"])
+    return doc
+
+
+def read_stack_config(path: Path, shown_as: str) -> tuple[dict[str, Any], list[str]]:
+    """(config, secret keys). ``secure:`` values cannot be decrypted offline: they become
+    ``[secret]`` and are marked secret, as the CLI would mark them."""
+    config = read_stack_document(path, shown_as).get("config") or {}
     out: dict[str, Any] = {}
     secret_keys: list[str] = []
     for key, value in config.items():

@@ -25,7 +25,7 @@ from components.spec import (
     TpuPool,
     WorkerGroupSpec,
 )
-from components.spec.storage import ExternalRedis, InClusterRedis, password_secret_name
+from components.spec.storage import ExternalRedis, InClusterRedis, password_secret
 from components.spec.workloads import SharedVolume, Toleration
 
 Pools = Mapping[str, CpuPool | GpuPool | TpuPool]
@@ -206,10 +206,7 @@ def _gcs_options(ft: GcsFaultToleranceSpec, stores: GcsStores) -> dict[str, Any]
     # REDIS_PASSWORD env (common/pod.go configureRedisFT).
     if isinstance(store, InClusterRedis):
         options["redisAddress"] = redis.address(ft.storage, store.namespace)
-        if store.password.secret is not None:
-            options["redisPassword"] = _secret_ref(store.password.secret.name, store.password.secret.key)
-        else:
-            options["redisPassword"] = _secret_ref(password_secret_name(ft.storage), "password")
+        options["redisPassword"] = _secret_ref(*password_secret(ft.storage, store))
     else:
         options["redisAddress"] = ("rediss://" if store.tls else "") + store.address
         if store.username is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.manifests.quantity import parse_quantity
-from components.spec.storage import InClusterRedis, password_secret_name
+from components.spec.storage import InClusterRedis, password_namespaces, password_secret
 
 REDIS_PORT = 6379
 DATA_DIR = "/data"
@@ -247,15 +247,12 @@ class RedisManifests:
 
 
 def redis_manifests(name: str, spec: InClusterRedis, environment: str, clients: dict[str, list[str]]) -> RedisManifests:
-    if spec.password.secret is not None:
-        secret = (spec.password.secret.name, spec.password.secret.key)
-    else:
-        secret = (password_secret_name(name), "password")
+    secret = password_secret(name, spec)
     return RedisManifests(
         name=name,
         namespace=spec.namespace,
         objects=redis_objects(name, spec, environment, secret, clients),
         password_config=spec.password.config,
-        secret_namespaces=sorted({spec.namespace, *clients}),
+        secret_namespaces=password_namespaces(spec, clients),
         secret=secret,
     )

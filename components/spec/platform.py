@@ -23,7 +23,14 @@ from components.spec.base import (
 )
 from components.spec.kueue import ClusterQueueSpec, KueueSpec
 from components.spec.operator import OperatorSpec
-from components.spec.storage import ExternalRedis, GcsStorage, InClusterRedis, SecretKeyRef, password_secret_name
+from components.spec.storage import (
+    ExternalRedis,
+    GcsStorage,
+    InClusterRedis,
+    SecretKeyRef,
+    password_namespaces,
+    password_secret_name,
+)
 from components.spec.workloads import (
     ClusterBase,
     GpuPool,
@@ -252,8 +259,7 @@ def created_secrets(spec: PlatformSpec) -> set[tuple[str, str]]:
     created: set[tuple[str, str]] = set()
     for name, redis in in_cluster_redis(spec).items():
         if redis.password.config:
-            for ns in {redis.namespace, *clients[name]}:
-                created.add((ns, password_secret_name(name)))
+            created |= {(ns, password_secret_name(name)) for ns in password_namespaces(redis, clients[name])}
     return created
 
 
@@ -281,7 +287,7 @@ def reference_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
         base = f"gcsStorage.{name}"
         if isinstance(storage, InClusterRedis) and storage.password.secret is not None:
             existing = storage.password.secret
-            for ns in sorted({storage.namespace, *clients[name]}):
+            for ns in password_namespaces(storage, clients[name]):
                 need_secret(f"{base}.password.secret", ns, existing.name, existing.key)
         if isinstance(storage, ExternalRedis):
             refs: list[tuple[str, SecretKeyRef | None]] = [
@@ -384,10 +390,6 @@ def storage_clients(spec: PlatformSpec) -> dict[str, dict[str, list[str]]]:
 
 def in_cluster_redis(spec: PlatformSpec) -> dict[str, InClusterRedis]:
     return {name: s for name, s in spec.gcs_storage.items() if isinstance(s, InClusterRedis)}
-
-
-def external_redis(spec: PlatformSpec) -> dict[str, ExternalRedis]:
-    return {name: s for name, s in spec.gcs_storage.items() if isinstance(s, ExternalRedis)}
 
 
 def _service_checks(path: str, service: RayServiceSpec, pools: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ points at. RocksDB needs no entry (``backend: rocksdb`` on the workload: a PVC p
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -119,3 +120,17 @@ GcsStorage = Annotated[InClusterRedis | ExternalRedis, Field(discriminator="type
 def password_secret_name(storage: str) -> str:
     """The Secret the stack creates (in the Redis namespace and each client's) from a config secret."""
     return f"{storage}-redis-password"
+
+
+def password_secret(storage: str, redis: InClusterRedis) -> tuple[str, str]:
+    """(name, key) of the password Secret a Redis and its clients read: the existing Secret named in
+    ``password.secret``, or the one the stack creates from ``password.config``."""
+    if redis.password.secret is not None:
+        return redis.password.secret.name, redis.password.secret.key
+    return password_secret_name(storage), "password"
+
+
+def password_namespaces(redis: InClusterRedis, client_namespaces: Iterable[str]) -> list[str]:
+    """Where a Redis's password Secret must exist: its own namespace and every client namespace (a
+    ``secretKeyRef`` reads only the pod's own namespace)."""
+    return sorted({redis.namespace, *client_namespaces})
