@@ -442,13 +442,22 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
         ("rayjob", lambda o: o["spec"].update(clusterSelector={"ray.io/cluster": "shared"}), "remove clusterSelector"),
     ],
     "kueue-elastic-job": [
+        ("rayjob", lambda o: o["metadata"].pop("annotations"), "refuses in-tree autoscaling on a queued workload"),
         (
             "rayjob",
+            lambda o: o["metadata"]["annotations"].update({"kueue.x-k8s.io/elastic-job": "True"}),
+            "unless it is elastic",
+        ),
+        (
+            "raycluster",
             lambda o: (
-                o["metadata"].update(annotations={"kueue.x-k8s.io/elastic-job": "true"})
-                or cluster(o).pop("enableInTreeAutoscaling")
+                o["metadata"].update(
+                    labels={"kueue.x-k8s.io/queue-name": "q"},
+                    annotations={"kueue.x-k8s.io/elastic-job": "true"},
+                )
+                or o["spec"].update(managedBy="kueue.x-k8s.io/multikueue")
             ),
-            "enableInTreeAutoscaling: must be true",
+            "MultiKueue-managed elastic RayCluster",
         ),
     ],
     "kueue-worker-group-limit": [

@@ -171,7 +171,7 @@ def test_a_job_names_a_local_queue_of_its_namespace_and_a_known_priority() -> No
     lines = errors(platform(rayJobs=[job(namespace="team-a", queue="default", priorityClass="urgent")]))
     assert any("rayJobs[0].priorityClass: unknown WorkloadPriorityClass 'urgent'" in x for x in lines)
     lines = errors(platform(rayJobs=[job(namespace="team-a", priorityClass="high")]))
-    assert any("rayJobs[0].priorityClass: applies to a queued job" in x for x in lines)
+    assert any("rayJobs[0].priorityClass: applies to a Kueue-queued workload" in x for x in lines)
 
 
 def test_the_job_carries_the_queue_and_priority_labels() -> None:
@@ -185,7 +185,8 @@ def test_kueue_must_be_declared_installed() -> None:
     (line,) = errors(platform(prerequisites=PREREQUISITES))
     assert line == (
         "s.yaml: platform.prerequisites.kueue: Kueue queues or queued workloads need Kueue v0.19 installed with the "
-        "ray.io/rayjob integration; install it, then set platform.prerequisites.kueue: true"
+        "Ray integrations (ray.io/rayjob, ray.io/raycluster, ray.io/rayservice); install it, then set "
+        "platform.prerequisites.kueue: true"
     )
 
 
@@ -202,8 +203,8 @@ def test_queues_are_created_in_the_order_kueue_resolves_them_and_before_the_jobs
     ]
 
 
-def test_the_staging_stack_queues_its_training_job() -> None:
-    from tools.preview import run_preview
+def test_the_staging_stack_queues_its_training_job_as_an_elastic_workload() -> None:
+    from tools.preview import render_summary, run_preview
 
     result = run_preview("staging")
     assert result.exit_code == 0
@@ -211,4 +212,157 @@ def test_the_staging_stack_queues_its_training_job() -> None:
     assert {("ClusterQueue", "research"), ("LocalQueue", "research"), ("ResourceFlavor", "l4")} <= kinds
     (rayjob,) = [m for m in result.manifests if m["kind"] == "RayJob"]
     assert rayjob["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "research"
+    assert rayjob["metadata"]["annotations"]["kueue.x-k8s.io/elastic-job"] == "true"
+    assert rayjob["spec"]["rayClusterSpec"]["enableInTreeAutoscaling"] is True
     assert rayjob["spec"]["shutdownAfterJobFinishes"] is True
+    # The quota table: the L4 flavor's 8 GPUs against the job's largest size (4 workers of 1 GPU).
+    summary = render_summary(result)
+    assert "| research | l4 | nvidia.com/gpu | 8 | 0 | 4 | 4 |" in summary, summary
+
+
+def test_the_prod_stack_has_per_team_queues_that_borrow_in_one_cohort() -> None:
+    from tools.preview import render_summary, run_preview
+
+    result = run_preview("prod")
+    assert result.exit_code == 0
+    queues = by_kind(result.manifests, "ClusterQueue")
+    assert {q["spec"]["cohortName"] for q in queues.values()} == {"prod-batch"} and set(queues) == {
+        "training",
+        "research",
+    }
+    # research's sweep needs 12 A100 GPUs at its largest: 4 of its own and 8 borrowed from training.
+    summary = render_summary(result)
+    assert "| research | a100 | nvidia.com/gpu | 4 | 8 | 12 | 12 |" in summary, summary
+    assert "| training | v6e-16 | google.com/tpu | 16 | 0 | 16 | 16 |" in summary
+
+
+# --- queued workloads of every kind ------------------------------------------------------------
+
+
+def cluster(**overrides: Any) -> dict[str, Any]:
+    return {
+        "name": "shared",
+        "namespace": "team-a",
+        "workerGroups": [{"name": "gpu", "pool": "a100", "minReplicas": 0, "maxReplicas": 2}],
+        **overrides,
+    }
+
+
+def test_clusters_and_services_are_queued_with_the_same_labels_and_elastic_annotation() -> None:
+    from tests.test_workloads import llm_service
+
+    svc = llm_service(namespace="team-a", queue="default", priorityClass="high", elastic=True, gcsFaultTolerance=None)
+    data = platform(rayClusters=[cluster(queue="default", elastic=True)], rayServices=[svc])
+    data["prerequisites"] = {**PREREQUISITES, "kueue": True}
+    for obj in build_manifests(parse_platform(data, "s.yaml"), "s.yaml").workloads:
+        assert obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "default", obj["kind"]
+        assert obj["metadata"]["annotations"]["kueue.x-k8s.io/elastic-job"] == "true", obj["kind"]
+    scheduled = job(
+        namespace="team-a", queue="default", schedule="0 3 * * *", elastic=True, autoscaler={"enabled": True}
+    )
+    (cron,) = build_manifests(parse_platform(platform(rayJobs=[scheduled]), "s.yaml"), "s.yaml").workloads
+    assert cron["kind"] == "RayCronJob" and "annotations" not in cron["metadata"]
+    assert cron["spec"]["jobTemplate"]["metadata"] == {
+        "labels": {"kueue.x-k8s.io/queue-name": "default"},
+        "annotations": {"kueue.x-k8s.io/elastic-job": "true"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        (cluster(elastic=True), "elastic: applies to a Kueue-queued workload; set queue too"),
+        (
+            cluster(queue="default"),
+            "elastic: Kueue refuses in-tree autoscaling on a queued workload unless it is elastic",
+        ),
+        (
+            cluster(queue="default", elastic=True, autoscaler={"enabled": False}),
+            "elastic: workload slices follow the Ray autoscaler",
+        ),
+        (
+            cluster(
+                queue="default",
+                elastic=True,
+                workerGroups=[{"name": f"g{i}", "maxReplicas": 1} for i in range(18)],
+            ),
+            "workerGroups: Kueue admits at most 17 worker groups (plus the head) on a queued workload (got 18)",
+        ),
+        (
+            cluster(queue="default", elastic=True, workerGroups=[{"name": "head", "maxReplicas": 1}]),
+            'Kueue reserves the name "head"',
+        ),
+    ],
+)
+def test_what_kueues_ray_webhooks_reject_is_a_config_error(workload: dict[str, Any], message: str) -> None:
+    lines = errors(platform(rayClusters=[workload]))
+    assert any(message in line for line in lines), lines
+
+
+# --- quota fit ---------------------------------------------------------------------------------
+
+
+def a100_job(replicas: int, **overrides: Any) -> dict[str, Any]:
+    group = {"name": "gpu", "pool": "a100", "maxReplicas": replicas, "resources": {"cpu": "8", "memory": "32Gi"}}
+    return job(namespace="team-a", queue="default", workerGroups=[group], **overrides)
+
+
+def test_a_workload_larger_than_its_queue_can_ever_hold_is_refused_naming_the_resource() -> None:
+    # team-a's A100 flavor: 16 GPUs nominal; its cohort lends it none (team-b has no A100 quota).
+    assert objects(platform(rayJobs=[a100_job(4)]))  # 4 pods x 4 GPUs = 16: fits
+    (line,) = errors(platform(rayJobs=[a100_job(5)]))
+    assert line == (
+        "s.yaml: platform.workloads.rayJobs[0].queue: Kueue would never admit it: worker group gpu (5 pods) asks "
+        "nvidia.com/gpu 20 but flavor a100 of ClusterQueue team-a has 16 left of 16 nominal + 0 borrowable"
+    )
+
+
+def test_borrowing_from_the_cohort_counts_up_to_the_borrowing_limit() -> None:
+    data = platform(rayJobs=[a100_job(6)])  # 24 GPUs
+    data["kueue"]["clusterQueues"][1]["quotas"]["a100"] = {"gpu": 16}  # team-b lends 16 ...
+    assert objects(data)  # ... of which team-a may borrow 8: 16 + 8 = 24
+    data = platform(rayJobs=[a100_job(7)])
+    data["kueue"]["clusterQueues"][1]["quotas"]["a100"] = {"gpu": 16}
+    (line,) = errors(data)
+    assert (
+        "asks nvidia.com/gpu 28 but flavor a100 of ClusterQueue team-a has 24 left of 16 nominal + 8 borrowable" in line
+    )
+    data = platform(rayJobs=[a100_job(6)])
+    data["kueue"]["clusterQueues"][1]["quotas"]["a100"] = {"gpu": {"nominal": 16, "lendingLimit": 4}}
+    (line,) = errors(data)  # team-b lends only 4
+    assert "has 20 left of 16 nominal + 4 borrowable" in line
+
+
+def test_an_elastic_workload_must_fit_at_its_largest_and_a_fixed_one_at_its_size() -> None:
+    elastic = a100_job(5, elastic=True, autoscaler={"enabled": True})
+    elastic["workerGroups"][0]["minReplicas"] = 1
+    (line,) = errors(platform(rayJobs=[elastic]))  # starts at 1 pod, grows to 5: 20 GPUs
+    assert "worker group gpu (5 pods) asks nvidia.com/gpu 20" in line
+    fixed = cluster(queue="default", autoscaler={"enabled": False})
+    fixed["workerGroups"][0].update(minReplicas=2, replicas=2, maxReplicas=10)
+    assert objects(platform(rayClusters=[fixed]))  # Kueue admits replicas (8 GPUs), not maxReplicas
+
+
+def test_a_resource_the_queue_has_no_quota_for_and_multi_host_slices_are_named() -> None:
+    team_b = job(namespace="team-b", queue="default", workerGroups=[{"name": "gpu", "pool": "a100", "maxReplicas": 1}])
+    (line,) = errors(platform(rayJobs=[team_b]))
+    assert "ClusterQueue team-b has no quota for nvidia.com/gpu, which worker group gpu (1 pod) asks for" in line
+    slices = job(namespace="team-b", queue="default", workerGroups=[{"name": "tpu", "pool": "v6e", "maxReplicas": 2}])
+    (line,) = errors(platform(rayJobs=[slices]))  # 2 slices x 4 hosts x 4 chips
+    assert "worker group tpu (8 pods) asks google.com/tpu 32 but flavor v6e of ClusterQueue team-b has 16 left" in line
+
+
+def test_kueues_pod_sets_count_the_autoscaler_and_the_submitter() -> None:
+    from components.manifests.quota_fit import pod_sets
+
+    def sets(spec: dict[str, Any]) -> dict[str, tuple[int, dict[str, float]]]:
+        (obj,) = build_manifests(parse_platform(platform(rayJobs=[spec]), "s.yaml"), "s.yaml").workloads
+        return {p.name: (p.count, p.requests) for p in pod_sets(obj)}
+
+    plain = sets(a100_job(2))
+    assert plain["head"] == (1, {"cpu": 2.0, "memory": 8 * 2**30})
+    assert plain["submitter"] == (1, {"cpu": 0.5, "memory": 200 * 2**20})
+    assert plain["gpu"] == (2, {"cpu": 8.0, "memory": 32 * 2**30, "nvidia.com/gpu": 4.0})
+    sidecar = sets(a100_job(2, submissionMode="SidecarMode", elastic=True, autoscaler={"enabled": True}))
+    assert "submitter" not in sidecar  # the submitter runs in the head pod: 2 + 0.5 (autoscaler) + 0.5
+    assert sidecar["head"][1]["cpu"] == 3.0

@@ -187,7 +187,7 @@ def test_the_prod_stack_switches_on_the_gates_its_workloads_use() -> None:
     assert gates["GCSFaultToleranceEmbeddedStorage"] and gates["RayClusterNetworkPolicy"]
     assert not gates["RayClusterMTLS"] and not gates["RayCronJob"]
     assert chart.inputs["values"]["reconcileConcurrency"] == 20
-    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-serving", "ray-training"]
+    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-research", "ray-serving", "ray-training"]
 
 
 def test_a_secret_platform_value_is_a_config_error(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import yaml
 from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans, total
 from components.manifests.quantity import format_bytes
+from components.manifests.quota_fit import QuotaRow, quota_table
 from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
 from components.stack_config import PROJECT, StackConfigError, required_secret_config, stack_file
 from policies.rules.base import RuleContext, Violation, as_object
@@ -288,6 +289,24 @@ def capacity_table(items: list[Capacity]) -> list[str]:
     return lines
 
 
+def kueue_quota_table(rows: list[QuotaRow]) -> list[str]:
+    """Each ClusterQueue's room per flavor and resource against what the stack queues there at most
+    (the largest workload, and all of them at once, each at its largest size)."""
+    lines = [
+        "Per ClusterQueue and flavor: the nominal quota, what it may borrow from its cohort, and what the "
+        "stack's queued workloads take at their largest (every workload is checked to fit on its own).",
+        "",
+        "| ClusterQueue | flavor | resource | nominal | borrowable | largest workload | all queued |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {r.cluster_queue} | {r.flavor} | {r.resource} | {r.show(r.room.nominal)} | {r.show(r.room.borrowable)} | "
+        f"{r.show(r.largest)} | {r.show(r.total)} |"
+        for r in rows
+    ]
+    return lines
+
+
 def render_summary(result: PreviewResult) -> str:
     spec = result.spec
     status = (
@@ -327,6 +346,8 @@ def render_summary(result: PreviewResult) -> str:
     lines += prerequisites_section(spec)
     lines += ["", "## Workloads", "", *workloads_table(spec)]
     lines += ["", "## Capacity", "", *capacity_table(plans(result.manifests))]
+    if rows := quota_table(result.manifests):
+        lines += ["", "## Kueue quotas", "", *kueue_quota_table(rows)]
     lines += ["", "## Schema validation", "", "Schemas used:", ""]
     lines += [f"- {source}" for source in result.schema_sources]
     lines.append("")

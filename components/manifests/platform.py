@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
@@ -16,9 +17,10 @@ from components.manifests.kueue import kueue_objects
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
+from components.manifests.quota_fit import queued_admissions
 from components.manifests.redis import RedisManifests, redis_manifests
 from components.manifests.workloads import ray_cluster, ray_job, ray_service
-from components.spec import PlatformSpec
+from components.spec import CONFIG_KEY, PlatformSpec
 from components.spec.platform import in_cluster_redis, storage_clients, upgrade_strategy
 
 
@@ -77,6 +79,15 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         | {q.namespace for q in spec.kueue.local_queues}
     )
     names = sorted(owned - {spec.operator.namespace})
+    kueue = kueue_objects(spec.kueue, pools, env)
+    paths = {id(obj): path for obj, (path, _) in zip(workloads, spec.workloads.all(), strict=True)}
+    unfit = [
+        f"{source}: {CONFIG_KEY}.{paths[id(obj)]}.queue: Kueue would never admit it: {admission.problem}"
+        for obj, admission in queued_admissions(workloads, kueue)
+        if admission.problem
+    ]
+    if unfit:
+        raise ConfigError(unfit)
     return PlatformManifests(
         spec=spec,
         # The operator runs with a restricted securityContext (non-root, no privilege escalation,
@@ -90,5 +101,5 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         gateways=gateways,
         gates_needed=needed,
         redis=redis,
-        kueue=kueue_objects(spec.kueue, pools, env),
+        kueue=kueue,
     )

@@ -189,15 +189,29 @@ def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
+"""``"true"``: Kueue admits the workload in slices that follow its replicas (ElasticJobsViaWorkloadSlices)."""
+MULTIKUEUE_MANAGER = "kueue.x-k8s.io/multikueue"
+"""``spec.managedBy`` of a workload MultiKueue dispatches to a worker cluster (the local operator skips it)."""
+
+
+def queued_metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The metadata Kueue reads: a RayCronJob's job template's (each RayJob it creates is queued on
+    its own), else the object's."""
+    if obj.get("kind") == "RayCronJob":
+        return as_map(dig(obj, "spec", "jobTemplate", "metadata")) or metadata_of(obj)
+    return metadata_of(obj)
 
 
 def queue_name(obj: Mapping[str, Any]) -> str | None:
     """The Kueue LocalQueue an object is labelled for (a RayCronJob labels its job template)."""
-    labels = labels_of(obj)
-    if obj.get("kind") == "RayCronJob":
-        labels = as_map(dig(obj, "spec", "jobTemplate", "metadata", "labels")) or labels
-    value = labels.get(QUEUE_LABEL)
+    value = as_map(queued_metadata(obj).get("labels")).get(QUEUE_LABEL)
     return value if isinstance(value, str) and value else None
+
+
+def is_elastic(obj: Mapping[str, Any]) -> bool:
+    """Kueue matches the annotation's value exactly."""
+    return as_map(queued_metadata(obj).get("annotations")).get(ELASTIC_JOB_ANNOTATION) == "true"
 
 
 def job_spec(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -9,7 +9,7 @@ import yaml
 from components.manifests.cluster import GcsStores, Pools, WorkerOptions, cluster_body
 from components.manifests.common import metadata
 from components.manifests.gateway import SERVING_AUTH_ANNOTATION
-from components.manifests.ray_objects import PRIORITY_CLASS_LABEL, QUEUE_LABEL
+from components.manifests.ray_objects import ELASTIC_JOB_ANNOTATION, PRIORITY_CLASS_LABEL, QUEUE_LABEL
 from components.spec import (
     ClusterBase,
     LlmApp,
@@ -40,13 +40,25 @@ def _with_gcs_annotations(meta: dict[str, Any], w: ClusterBase) -> dict[str, Any
     return meta
 
 
+def _with_kueue(meta: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
+    """Queue and priority labels and the elastic annotation of a Kueue-queued workload. KubeRay copies
+    a RayJob's and a RayService's labels and annotations to the RayCluster it creates."""
+    if w.queue:
+        meta.setdefault("labels", {})[QUEUE_LABEL] = w.queue
+    if w.priority_class:
+        meta.setdefault("labels", {})[PRIORITY_CLASS_LABEL] = w.priority_class
+    if w.elastic:
+        meta.setdefault("annotations", {})[ELASTIC_JOB_ANNOTATION] = "true"
+    return meta
+
+
 def ray_cluster(
     w: RayClusterSpec, pools: Pools, environment: str, operator_namespace: str, stores: GcsStores | None = None
 ) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "RayCluster",
-        "metadata": _with_gcs_annotations(metadata(w.name, w.namespace, environment, "ray-cluster"), w),
+        "metadata": _with_kueue(_with_gcs_annotations(metadata(w.name, w.namespace, environment, "ray-cluster"), w), w),
         "spec": cluster_body(w, pools, operator_namespace=operator_namespace, stores=stores),
     }
 
@@ -103,16 +115,10 @@ def ray_job(
     """A RayJob, or a RayCronJob when the job has a schedule."""
     spec = ray_job_spec(job, pools, operator_namespace, stores)
     if job.schedule is None:
-        meta = _with_gcs_annotations(metadata(job.name, job.namespace, environment, "ray-job"), job)
-        if job.queue:
-            meta["labels"][QUEUE_LABEL] = job.queue
-        if job.priority_class:
-            meta["labels"][PRIORITY_CLASS_LABEL] = job.priority_class
+        meta = _with_kueue(_with_gcs_annotations(metadata(job.name, job.namespace, environment, "ray-job"), job), job)
         return {"apiVersion": API_VERSION, "kind": "RayJob", "metadata": meta, "spec": spec}
     if job.queue:  # each scheduled RayJob is queued on its own
-        spec["metadata"] = {"labels": {QUEUE_LABEL: job.queue}}
-        if job.priority_class:
-            spec["metadata"]["labels"][PRIORITY_CLASS_LABEL] = job.priority_class
+        spec["metadata"] = _with_kueue({}, job)
     cron: dict[str, Any] = {"schedule": job.schedule, "jobTemplate": spec}
     if job.time_zone:
         cron["timeZone"] = job.time_zone
@@ -200,7 +206,7 @@ def _service_metadata(service: RayServiceSpec, environment: str, strategy: str) 
     meta = metadata(service.name, service.namespace, environment, "ray-service")
     if strategy == "NewClusterWithIncrementalUpgrade" and service.upgrade.exposure == "external":
         meta["annotations"] = {SERVING_AUTH_ANNOTATION: str(service.upgrade.authenticated_by)}
-    return _with_gcs_annotations(meta, service)
+    return _with_kueue(_with_gcs_annotations(meta, service), service)
 
 
 def ray_service(

@@ -82,7 +82,7 @@ class PrerequisitesSpec(Model):
     nfs_exports: list[NfsPrerequisite] = []
     """NFS exports the workloads mount (``volumes[].nfs``)."""
     kueue: bool = False
-    """Kueue v0.19 (CRDs, controller, ``ray.io/rayjob`` integration): needed by ``kueue`` and ``queue``."""
+    """Kueue v0.19 (CRDs, controller, the ``ray.io/*`` integrations): needed by ``kueue`` and ``queue``."""
     local_queues: list[LocalQueueRef] = []
     """LocalQueues that exist already (created outside the stack) and that workloads may name."""
 
@@ -189,13 +189,14 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
 def kueue_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
     kueue, pools = spec.kueue, spec.workloads.pools
     problems: list[tuple[str, str]] = []
-    jobs = [(f"workloads.rayJobs[{i}]", j) for i, j in enumerate(spec.workloads.ray_jobs)]
-    if (kueue.enabled or any(j.queue for _, j in jobs)) and not spec.prerequisites.kueue:
+    queued = [(path, w) for path, w in spec.workloads.all() if w.queue]
+    if (kueue.enabled or queued) and not spec.prerequisites.kueue:
         problems.append(
             (
                 "prerequisites.kueue",
-                "Kueue queues or queued workloads need Kueue v0.19 installed with the ray.io/rayjob integration; "
-                "install it, then set platform.prerequisites.kueue: true",
+                "Kueue queues or queued workloads need Kueue v0.19 installed with the Ray integrations "
+                "(ray.io/rayjob, ray.io/raycluster, ray.io/rayservice); install it, then set "
+                "platform.prerequisites.kueue: true",
             )
         )
     queues: dict[str, ClusterQueueSpec] = {}
@@ -231,22 +232,20 @@ def kueue_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
             )
     declared = local | {(q.namespace, q.name) for q in spec.prerequisites.local_queues}
     classes = {c.name for c in kueue.priority_classes}
-    for path, job in jobs:
-        if job.queue and (job.namespace, job.queue) not in declared:
+    for path, w in queued:
+        if (w.namespace, w.queue) not in declared:
             problems.append(
                 (
                     f"{path}.queue",
-                    f"LocalQueue {job.namespace}/{job.queue} is neither created by the stack (kueue.localQueues) nor "
-                    "declared (prerequisites.localQueues); Kueue would hold the job forever",
+                    f"LocalQueue {w.namespace}/{w.queue} is neither created by the stack (kueue.localQueues) nor "
+                    "declared (prerequisites.localQueues); Kueue would hold the workload forever",
                 )
             )
-        if job.priority_class and not job.queue:
-            problems.append((f"{path}.priorityClass", "applies to a queued job: set queue too"))
-        elif job.priority_class and job.priority_class not in classes:
+        if w.priority_class and w.priority_class not in classes:
             problems.append(
                 (
                     f"{path}.priorityClass",
-                    f"unknown WorkloadPriorityClass {job.priority_class!r} (kueue.priorityClasses defines: "
+                    f"unknown WorkloadPriorityClass {w.priority_class!r} (kueue.priorityClasses defines: "
                     f"{', '.join(sorted(classes)) or 'none'})",
                 )
             )

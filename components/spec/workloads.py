@@ -382,6 +382,10 @@ class NetworkPolicySpec(Model):
         return self.mode in ("DenyAll", "DenyAllIngress")
 
 
+KUEUE_MAX_WORKER_GROUPS = 17
+"""Kueue's limit of 18 pod sets per workload, one of them the head."""
+
+
 class ClusterBase(Model):
     """What every Ray workload has: its cluster."""
 
@@ -407,6 +411,41 @@ class ClusterBase(Model):
     object-store credentials. Never inline."""
     env: PlainEnv = {}
     """Plain (non-secret) environment variables of every Ray container."""
+    queue: K8sName | None = None
+    """Kueue LocalQueue in the workload's namespace (label ``kueue.x-k8s.io/queue-name``): Kueue holds
+    the workload suspended until its head and workers fit the ClusterQueue's quota."""
+    priority_class: K8sName | None = None
+    """A Kueue WorkloadPriorityClass (label ``kueue.x-k8s.io/priority-class``); needs ``queue``."""
+    elastic: bool = False
+    """A queued workload that grows and shrinks with the Ray autoscaler (annotation
+    ``kueue.x-k8s.io/elastic-job: "true"``, Kueue gate ElasticJobsViaWorkloadSlices, on since 0.18):
+    Kueue admits the initial size, then each scale-up as a new workload slice. Kueue refuses in-tree
+    autoscaling on a queued workload without it."""
+
+    @model_validator(mode="after")
+    def _kueue_rules(self) -> ClusterBase:
+        """What Kueue v0.19.2's Ray webhooks reject (pkg/controller/jobs/raycluster/common.go)."""
+        if self.priority_class and not self.queue:
+            raise ValueError("priorityClass: applies to a Kueue-queued workload; set queue too")
+        if self.elastic and not self.queue:
+            raise ValueError("elastic: applies to a Kueue-queued workload; set queue too")
+        if self.elastic and not self.autoscaled:
+            raise ValueError(
+                "elastic: workload slices follow the Ray autoscaler; set autoscaler.enabled: true or drop elastic"
+            )
+        if self.queue and self.autoscaled and not self.elastic:
+            raise ValueError(
+                "elastic: Kueue refuses in-tree autoscaling on a queued workload unless it is elastic; set "
+                "elastic: true, or autoscaler.enabled: false for a fixed size"
+            )
+        if self.queue and len(self.worker_groups) > KUEUE_MAX_WORKER_GROUPS:
+            raise ValueError(
+                f"workerGroups: Kueue admits at most {KUEUE_MAX_WORKER_GROUPS} worker groups (plus the head) on a "
+                f"queued workload (got {len(self.worker_groups)})"
+            )
+        if self.queue and any(g.name == "head" for g in self.worker_groups):
+            raise ValueError('workerGroups: Kueue reserves the name "head" for the head group; rename the group')
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> ClusterBase:
@@ -547,10 +586,6 @@ class RayJobSpec(ClusterBase):
     active_deadline_seconds: int | None = Field(default=None, ge=1)
     backoff_limit: int = Field(default=0, ge=0)
     """Retries of the whole job (a new cluster each time); 0 as in KubeRay."""
-    queue: K8sName | None = None
-    """Kueue LocalQueue; the job is labelled ``kueue.x-k8s.io/queue-name``."""
-    priority_class: K8sName | None = None
-    """A Kueue WorkloadPriorityClass (``kueue.x-k8s.io/priority-class``); needs ``queue``."""
     schedule: str | None = None
     """A cron schedule: the job becomes a RayCronJob (alpha gate RayCronJob, switched on for it)."""
     time_zone: str | None = None

@@ -3,9 +3,10 @@
 - ``kueue-rayjob``: a RayJob (or a RayCronJob's job template) queued through ``kueue.x-k8s.io/queue-name`` needs
   ``shutdownAfterJobFinishes: true`` (Kueue releases quota only when the cluster goes) and cannot use
   ``clusterSelector`` (Kueue must own the cluster it admits). Kueue's webhook rejects both.
-- ``kueue-elastic-job``: ``kueue.x-k8s.io/elastic-job: "true"`` makes the workload elastic through
-  workload slices, which only the in-tree autoscaler drives: ``enableInTreeAutoscaling: true``
-  (seeds ch. 8.3; Kueue ElasticJobsViaWorkloadSlices).
+- ``kueue-elastic-job``: Kueue refuses in-tree autoscaling on a queued workload unless it is elastic
+  (annotation ``kueue.x-k8s.io/elastic-job: "true"``, gate ElasticJobsViaWorkloadSlices): it admits
+  a fixed size, and only workload slices follow the autoscaler (seeds ch. 8.3). A MultiKueue-managed
+  elastic RayCluster cannot autoscale in-tree.
 - ``kueue-worker-group-limit``: a Kueue-managed Ray workload has at most 17 worker groups (Kueue's
   pod-set limit, with head and submitter pod sets).
 
@@ -18,17 +19,18 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from components.manifests.ray_objects import (
-    annotations_of,
+    ELASTIC_JOB_ANNOTATION,
+    MULTIKUEUE_MANAGER,
     as_list,
     cluster_spec,
+    dig,
+    is_elastic,
     job_spec,
     job_spec_path,
     queue_name,
 )
+from components.spec.workloads import KUEUE_MAX_WORKER_GROUPS
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
-
-ELASTIC_ANNOTATION = "kueue.x-k8s.io/elastic-job"
-MAX_WORKER_GROUPS = 17
 
 
 def _queued(props: Mapping[str, Any]) -> bool:
@@ -49,16 +51,19 @@ def check_rayjob(resource_type: str, props: Mapping[str, Any], ctx: RuleContext)
 
 
 def check_elastic(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
-    if str(annotations_of(props).get(ELASTIC_ANNOTATION, "")).lower() != "true":
-        return
     found = cluster_spec(props)
-    if found is None:
+    if found is None or not _queued(props) or found[1].get("enableInTreeAutoscaling") is not True:
         return
-    base, spec = found
-    if spec.get("enableInTreeAutoscaling") is not True:
+    base = found[0]
+    if not is_elastic(props):
         yield (
-            f'{base}.enableInTreeAutoscaling: must be true for {ELASTIC_ANNOTATION}: "true" '
-            "(workload slices grow through the Ray autoscaler)"
+            f"{base}.enableInTreeAutoscaling: Kueue refuses in-tree autoscaling on a queued workload unless it is "
+            f'elastic; annotate it {ELASTIC_JOB_ANNOTATION}: "true", or turn autoscaling off'
+        )
+    elif props.get("kind") == "RayCluster" and dig(props, "spec", "managedBy") == MULTIKUEUE_MANAGER:
+        yield (
+            f"{base}.enableInTreeAutoscaling: Kueue refuses in-tree autoscaling on a MultiKueue-managed elastic "
+            "RayCluster; turn autoscaling off"
         )
 
 
@@ -68,8 +73,8 @@ def check_worker_groups(resource_type: str, props: Mapping[str, Any], ctx: RuleC
         return
     base, spec = found
     count = len(as_list(spec.get("workerGroupSpecs")))
-    if count > MAX_WORKER_GROUPS:
-        yield f"{base}.workerGroupSpecs has {count} groups; Kueue admits at most {MAX_WORKER_GROUPS}"
+    if count > KUEUE_MAX_WORKER_GROUPS:
+        yield f"{base}.workerGroupSpecs has {count} groups; Kueue admits at most {KUEUE_MAX_WORKER_GROUPS}"
 
 
 RAYJOB = ResourceRule(
@@ -80,7 +85,7 @@ RAYJOB = ResourceRule(
 )
 ELASTIC = ResourceRule(
     name="kueue-elastic-job",
-    description="Elastic Kueue Ray workloads enable in-tree autoscaling.",
+    description="Queued Ray workloads autoscale in-tree only as elastic jobs.",
     levels=MANDATORY,
     check=check_elastic,
 )
