@@ -5,7 +5,8 @@
 #   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
 #   make toolchain                            build/reuse the pinned Pulumi CLI + Kubernetes provider (Go)
 #   make pulumi-preview STACK=dev             the real engine: preview + up in render mode -> out/<stack>/rendered
-#        [OPERATOR_CHART=<chart .tgz>] [CLUSTER_KUBECONFIG=<file>: preview against that cluster instead]
+#        [OPERATOR_CHART=<chart .tgz>] [KUEUE_CHART=<chart .tgz>: stacks that install Kueue]
+#        [CLUSTER_KUBECONFIG=<file>: preview against that cluster instead]
 #        [ENGINE_SECRETS="kuberay-platform:redisGcsPassword=REDIS_PASSWORD ..."  config secrets from env vars]
 #   make pulumi-up STACK=prod CLUSTER_KUBECONFIG=<file>   the real engine: pulumi up against a cluster
 #   make test-engine                          the real-engine tests (every stack; needs Go and the chart)
@@ -35,9 +36,11 @@ FILES ?=
 POLICY_CONFIG ?=
 POLICY_CONFIG_ARG = $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 OPERATOR_CHART ?=
+KUEUE_CHART ?=
 CLUSTER_KUBECONFIG ?=
 ENGINE_SECRETS ?=
 ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--operator-chart $(OPERATOR_CHART)) \
+	$(if $(KUEUE_CHART),--kueue-chart $(KUEUE_CHART)) \
 	$(foreach pair,$(ENGINE_SECRETS),--secret-from-env $(pair))
 
 .PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean \

@@ -1,8 +1,14 @@
-"""KueueQueues: the stack's Kueue objects, in the order Kueue resolves them.
+"""Kueue: its installation from the chart (KueueInstall) and the stack's queues (KueueQueues).
 
-ResourceFlavors and WorkloadPriorityClasses first, then the ClusterQueues that name the flavors,
-then the LocalQueues that name the ClusterQueues (Kueue marks a queue inactive while what it names
-is missing). Queued workloads wait for all of them; on destroy they go first.
+KueueInstall comes first: its chart carries Kueue's CRDs and its webhooks, which intercept every
+RayCluster, RayJob and RayService (and the RayJob submitter's batch Job) with ``failurePolicy:
+Fail``, so Ray objects created before the manager is ready would be refused. Everything Ray waits
+for it and, on destroy, goes before it (KubeRay's Redis cleanup Jobs pass Kueue's Job webhook too).
+
+KueueQueues creates objects in the order Kueue resolves them: ResourceFlavors and
+WorkloadPriorityClasses first, then the ClusterQueues that name the flavors, then the LocalQueues
+that name the ClusterQueues (Kueue marks a queue inactive while what it names is missing). Queued
+workloads wait for all of them; on destroy they go first.
 """
 
 from __future__ import annotations
@@ -12,6 +18,10 @@ from importlib import metadata
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import chart_source_args, crd_transform
+from components.manifests.kueue_install import KueueInstallManifests
 
 KUEUE_QUEUES_TYPE = "kuberay-platform:index:KueueQueues"
 STAGES = (("ResourceFlavor", "WorkloadPriorityClass"), ("ClusterQueue",), ("LocalQueue",))
@@ -55,3 +65,25 @@ class KueueQueues(pulumi.ComponentResource):
             self.resources += stage
             previous = [*previous, *stage]
         self.register_outputs({})
+
+
+class KueueInstall(pulumi.ComponentResource):
+    """Kueue's namespace and its pinned chart. Its CRDs are retained on destroy (``crd_transform``)."""
+
+    def __init__(self, name: str, manifests: KueueInstallManifests, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kuberay-platform:index:KueueInstall", name, None, opts)
+        spec = manifests.spec
+        ns = k8s.core.v1.Namespace(
+            f"{name}-namespace", metadata=manifests.namespace["metadata"], opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.chart = k8s.helm.v4.Chart(
+            f"{name}-chart",
+            k8s.helm.v4.ChartArgs(
+                name="kueue",
+                **chart_source_args(spec.chart, "kueue", spec.chart_version),
+                namespace=ns.metadata.name,
+                values=manifests.values,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=[crd_transform()]),
+        )
+        self.register_outputs({"namespace": ns.metadata.name, "chartVersion": spec.chart_version})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components.kueue import KueueQueues, KueueQueuesArgs
+from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
@@ -48,17 +48,22 @@ class KubeRayPlatform(pulumi.ComponentResource):
             )
             for redis in manifests.redis
         ]
-        self.kueue = (
-            [
-                KueueQueues(
-                    f"{name}-kueue",
-                    KueueQueuesArgs(objects=manifests.kueue, after=[self.namespaces]),
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-            ]
-            if manifests.kueue
+        # Kueue's webhooks intercept Ray objects: when the stack installs Kueue, everything Ray comes
+        # after it (and goes before it on destroy).
+        kueue_install = (
+            [KueueInstall(f"{name}-kueue-install", manifests.kueue_install, opts=pulumi.ResourceOptions(parent=self))]
+            if manifests.kueue_install is not None
             else []
         )
+        self.kueue: list[pulumi.Resource] = list(kueue_install)
+        if manifests.kueue:
+            self.kueue.append(
+                KueueQueues(
+                    f"{name}-kueue",
+                    KueueQueuesArgs(objects=manifests.kueue, after=[self.namespaces, *kueue_install]),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.charts import chart_source_args
 from components.errors import ConfigError
-from components.operator import chart_source_args
 from components.spec import parse_platform
 from components.spec.base import KUBERAY_CHART_REPO
 from tests.conftest import SHARED, minimal_platform, needs_shared
@@ -40,7 +40,7 @@ def packaged(path: Path, name: str, version: str) -> Path:
 
 def test_the_default_is_the_public_repository_at_the_pinned_version() -> None:
     spec = parse_platform(minimal_platform(), SOURCE).operator
-    args = chart_source_args(spec)
+    args = chart_source_args(spec.chart, "kuberay-operator", spec.chart_version)
     assert (args["chart"], args["version"], args["repository_opts"].repo) == (
         "kuberay-operator",
         "1.7.0",
@@ -51,25 +51,27 @@ def test_the_default_is_the_public_repository_at_the_pinned_version() -> None:
 def test_an_oci_reference_is_the_chart_with_the_pinned_version() -> None:
     ref = "oci://registry.example.com/charts/kuberay-operator"
     spec = parse_platform(operator_with({"oci": ref}), SOURCE).operator
-    assert chart_source_args(spec) == {"chart": ref, "version": "1.7.0"}
+    assert chart_source_args(spec.chart, "kuberay-operator", spec.chart_version) == {"chart": ref, "version": "1.7.0"}
 
 
 def test_a_local_archive_is_passed_as_an_absolute_path(tmp_path: Path) -> None:
     archive = packaged(tmp_path / "kuberay-operator-1.7.0.tgz", "kuberay-operator", "1.7.0")
     spec = parse_platform(operator_with({"archive": str(archive)}), SOURCE).operator
-    assert chart_source_args(spec) == {"chart": str(archive)}
+    assert chart_source_args(spec.chart, "kuberay-operator", spec.chart_version) == {"chart": str(archive)}
 
 
 def test_a_relative_archive_is_relative_to_the_project_root_not_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from components.spec import operator
+    from components.spec import chart as operator
 
     packaged(tmp_path / "kuberay-operator-1.7.0.tgz", "kuberay-operator", "1.7.0")
     monkeypatch.setattr(operator, "PROJECT_ROOT", tmp_path)
     monkeypatch.chdir("/")
     spec = parse_platform(operator_with({"archive": "kuberay-operator-1.7.0.tgz"}), SOURCE).operator
-    assert chart_source_args(spec) == {"chart": str(tmp_path / "kuberay-operator-1.7.0.tgz")}
+    assert chart_source_args(spec.chart, "kuberay-operator", spec.chart_version) == {
+        "chart": str(tmp_path / "kuberay-operator-1.7.0.tgz")
+    }
 
 
 def test_an_archive_of_another_version_or_chart_is_refused(tmp_path: Path) -> None:
@@ -107,4 +109,4 @@ def test_the_shared_offline_chart_is_accepted() -> None:
     chart = SHARED / "charts" / "kuberay-operator-1.7.0.tgz"
     needs_shared(chart)
     spec = parse_platform(operator_with({"archive": str(chart)}), SOURCE).operator
-    assert chart_source_args(spec) == {"chart": str(chart)}
+    assert chart_source_args(spec.chart, "kuberay-operator", spec.chart_version) == {"chart": str(chart)}

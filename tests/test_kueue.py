@@ -184,9 +184,9 @@ def test_the_job_carries_the_queue_and_priority_labels() -> None:
 def test_kueue_must_be_declared_installed() -> None:
     (line,) = errors(platform(prerequisites=PREREQUISITES))
     assert line == (
-        "s.yaml: platform.prerequisites.kueue: Kueue queues or queued workloads need Kueue v0.19 installed with the "
-        "Ray integrations (ray.io/rayjob, ray.io/raycluster, ray.io/rayservice); install it, then set "
-        "platform.prerequisites.kueue: true"
+        "s.yaml: platform.prerequisites.kueue: Kueue queues or queued workloads need Kueue v0.19: set kueue.install: "
+        "{} to install it with the stack, or install it with the Ray integrations (ray.io/rayjob, ray.io/raycluster, "
+        "ray.io/rayservice) and set platform.prerequisites.kueue: true"
     )
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pulumi
 
+from components.charts import CRD_TYPE
 from components.manifests.lifecycle import AUTOSCALED_REPLICAS, PATCH_FORCE, WAIT_FOR, immutable_paths, lifecycle
 from components.manifests.platform import build_manifests
-from components.operator import CRD_TYPE
 from components.spec import parse_platform
 from tests.conftest import REPO, minimal_platform
 from tests.test_workloads import job, llm_service

@@ -121,7 +121,9 @@ def test_the_summary_says_how_to_create_each_prerequisite() -> None:
     assert "`kubectl -n team create secret generic hf-token --from-literal=HF_TOKEN=...`" in text
     assert "| PersistentVolumeClaim | `team/ckpt` | a ReadWriteMany claim of 1Ti" in text
     assert "| NFS export | `nfs.example:/exports/models` |" in text
-    assert "| Kueue | v0.19 with the `ray.io/rayjob` integration |" in text and "| LocalQueue | `team/ops` |" in text
+    assert (
+        "| Kueue | v0.19 with the Ray integrations (`ray.io/rayjob`," in text and "| LocalQueue | `team/ops` |" in text
+    )
 
 
 def test_every_shipped_stack_declares_what_it_references() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.operator import CRD_TYPE, crd_transform
+from components.charts import CRD_TYPE, crd_transform
 from components.stack_config import StackConfigError
 from tests.conftest import REPO, minimal_platform
 from tools.engine import RecordedResource, normalize, run_program

@@ -34,6 +34,7 @@ pytestmark = pytest.mark.engine
 
 STACKS = ("dev", "staging", "prod")
 CHART = SHARED / "charts" / "kuberay-operator-1.7.0.tgz"
+KUEUE_CHART = SHARED / "charts" / "kueue-0.19.2.tgz"
 SECRET_KEY = "kuberay-platform:engineProbeSecret"
 SECRET = "s3cr3t-" + secrets.token_hex(12)
 REDIS_PASSWORD_KEY = "kuberay-platform:redisGcsPassword"  # prod's in-cluster GCS Redis
@@ -92,12 +93,13 @@ def engine_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
     _require_go()
     needs_shared(CHART)
+    needs_shared(KUEUE_CHART)
     build = subprocess.run(
         [sys.executable, "-m", "tools", "toolchain"], cwd=REPO, capture_output=True, text=True, timeout=3600
     )
     assert build.returncode == 0, build.stderr
     common = ["--engine-dir", str(engine_base / "pulumi"), "--out", str(engine_base / "out")]
-    common += ["--operator-chart", str(CHART)]
+    common += ["--operator-chart", str(CHART), "--kueue-chart", str(KUEUE_CHART)]
     dev = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
     as_prod = json.loads(json.dumps(dev))
     as_prod["config"]["kuberay-platform:platform"]["environment"] = "prod"
@@ -247,12 +249,11 @@ def test_the_crds_are_retained_on_delete_in_the_real_state(runs: dict[str, Run],
     assert runs[stack].ok
     resources = state(engine_base, stack)["checkpoint"]["latest"]["resources"]
     crds = [r for r in resources if r["type"] == CRD]
-    assert sorted(r["inputs"]["metadata"]["name"] for r in crds) == [
-        "rayclusters.ray.io",
-        "raycronjobs.ray.io",
-        "rayjobs.ray.io",
-        "rayservices.ray.io",
-    ]
+    expected = ["rayclusters.ray.io", "raycronjobs.ray.io", "rayjobs.ray.io", "rayservices.ray.io"]
+    if stack == "staging":  # installs Kueue: its chart's CRDs are kept just the same
+        kueue = sorted(REPO.glob("schemas/crds/kueue.x-k8s.io_*.json"))
+        expected += [f"{p.stem.split('_', 1)[1]}.kueue.x-k8s.io" for p in kueue]
+    assert sorted(r["inputs"]["metadata"]["name"] for r in crds) == sorted(expected)
     assert all(r.get("retainOnDelete") is True for r in crds)
     # Besides the CRDs, only durable GCS state is retained (and protected): prod's Redis and its Secrets.
     retained = {r["type"] for r in resources if r.get("retainOnDelete") and r["type"] != CRD}
@@ -291,6 +292,21 @@ def test_the_operator_deployment_reflects_the_stacks_values(
         assert "--watch-namespace" not in args
     assert container["image"] == f"{op.image.repository}:{op.image.tag}"
     assert (container["resources"]["limits"]["memory"]) == (op.resources or profile.resources).limits.memory
+
+
+def test_staging_installs_kueue_configured_for_ray(runs: dict[str, Run], engine_base: Path) -> None:
+    assert runs["staging"].ok
+    objects = {(d["kind"], d["metadata"]["name"]): d for d in rendered(engine_base, "staging")}
+    deployment = objects[("Deployment", "kueue-controller-manager")]
+    assert deployment["metadata"]["namespace"] == "kueue-system"
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.k8s.io/kueue/kueue:v0.19.2"
+    config = yaml.safe_load(objects[("ConfigMap", "kueue-manager-config")]["data"]["controller_manager_config.yaml"])
+    assert config["integrations"]["frameworks"] == ["ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"]
+    # The chart filled in its own webhook certificate settings around ours.
+    assert config["internalCertManagement"]["enable"] is True
+    webhooks = objects[("MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration")]["webhooks"]
+    assert {"mrayjob.kb.io", "mraycluster.kb.io", "mrayservice.kb.io"} <= {w["name"] for w in webhooks}
 
 
 def test_a_mandatory_violation_fails_the_real_preview(runs: dict[str, Run]) -> None:

@@ -156,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument("--kubeconfig", help="run against this cluster instead of rendering to out/<stack>/rendered/")
     p.add_argument("--operator-chart", help="a local kuberay-operator chart archive (air-gapped/offline runs)")
+    p.add_argument("--kueue-chart", help="a local kueue chart archive, for stacks that install Kueue (offline runs)")
     p.add_argument("--out", default="out", help="render into <out>/<stack>/rendered/ (default: out)")
     p.add_argument("--engine-dir", default=".pulumi", help="state, PULUMI_HOME and run copies (default: .pulumi)")
     p.add_argument(

@@ -21,6 +21,7 @@ from components.manifests.capacity import Capacity, plans, total
 from components.manifests.quantity import format_bytes
 from components.manifests.quota_fit import QuotaRow, quota_table
 from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
+from components.spec.chart import archive_chart
 from components.stack_config import PROJECT, StackConfigError, required_secret_config, stack_file
 from policies.rules.base import RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
@@ -150,7 +151,10 @@ def prerequisites_section(spec: PlatformSpec) -> list[str]:
     if pre.tpu_webhook:
         rows.append("| Ray TPU webhook | ai-on-gke `kuberay-tpu-webhook` or the GKE Ray add-on | installed |")
     if pre.kueue:
-        rows.append("| Kueue | v0.19 with the `ray.io/rayjob` integration | installed cluster-wide |")
+        rows.append(
+            "| Kueue | v0.19 with the Ray integrations (`ray.io/rayjob`, `ray.io/raycluster`, `ray.io/rayservice`) "
+            "| installed cluster-wide |"
+        )
     for queue in pre.local_queues:
         rows.append(
             f"| LocalQueue | `{queue.namespace}/{queue.name}` | created by its team, pointing at a ClusterQueue |"
@@ -169,8 +173,22 @@ def prerequisites_section(spec: PlatformSpec) -> list[str]:
     ]
 
 
-def check_chart_values(res: RecordedResource, store: SchemaStore) -> list[SchemaError]:
+def chart_name(res: RecordedResource) -> str:
+    """The chart a ``helm.v4.Chart`` installs, whatever its source: a repository chart's name, the
+    last part of an OCI reference, or the ``Chart.yaml`` name inside a local archive."""
     chart = str(res.inputs.get("chart"))
+    if chart.startswith("oci://"):
+        return chart.rstrip("/").rsplit("/", 1)[-1]
+    if chart.endswith((".tgz", ".tar.gz")):
+        try:
+            return str(archive_chart(Path(chart)).get("name"))
+        except ValueError:
+            return chart
+    return chart
+
+
+def check_chart_values(res: RecordedResource, store: SchemaStore) -> list[SchemaError]:
+    chart = chart_name(res)
     ref = f"Chart/{res.inputs.get('namespace') or '-'}/{res.inputs.get('name') or res.name}"
     upstream = store.chart_values(chart)
     if upstream is None:
@@ -224,8 +242,8 @@ def canonical(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {k: sort(obj[k]) for k in keys}
 
 
-def _chart(result: PreviewResult) -> Mapping[str, Any]:
-    return next((r.inputs for r in result.resources if r.type == CHART_TYPE), {})
+def _chart(result: PreviewResult, name: str = "kuberay-operator") -> Mapping[str, Any]:
+    return next((r.inputs for r in result.resources if r.type == CHART_TYPE and r.inputs.get("name") == name), {})
 
 
 def _pool_label(pool: CpuPool | GpuPool | TpuPool) -> str:
@@ -339,6 +357,20 @@ def render_summary(result: PreviewResult) -> str:
         "| --- | --- |",
     ]
     lines += [f"| {g['name']} | {'yes' if g['enabled'] else 'no'} |" for g in values.get("featureGates") or []]
+    if spec.kueue.install is not None:
+        install = spec.kueue.install
+        kueue_chart = _chart(result, "kueue")
+        lines += [
+            "",
+            "## Kueue",
+            "",
+            f"- chart `kueue` {install.chart_version} from {install.chart.describe()}, namespace "
+            f"`{kueue_chart.get('namespace')}`; image `{install.image.repository}:{install.image.tag}`, "
+            f"{install.replicas} replica(s)",
+            "- integrations: " + ", ".join(f"`{f}`" for f in install.frameworks),
+            "- feature gate overrides: "
+            + (", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(install.feature_gates.items())) or "none"),
+        ]
     if result.unset_secrets:
         lines += ["", "## Secrets to set before `pulumi up`", ""]
         lines += [f"- `pulumi config set --secret {key} <value>`" for key in result.unset_secrets]

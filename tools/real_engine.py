@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import json
 import os
 import runpy
 import subprocess
@@ -172,6 +173,22 @@ def _program() -> None:
     runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
 
 
+def chart_overrides(
+    document: dict[str, Any], operator_chart: str | None, kueue_chart: str | None
+) -> dict[str, Any] | None:
+    """The platform config with local chart archives standing in for the charts' sources (offline runs):
+    the operator's always, Kueue's where the stack installs Kueue."""
+    if not operator_chart and not kueue_chart:
+        return None
+    platform: dict[str, Any] = json.loads(json.dumps((document.get("config") or {}).get(f"{PROJECT}:platform") or {}))
+    if operator_chart:
+        platform.setdefault("operator", {})["chart"] = {"archive": str(Path(operator_chart).resolve())}
+    install = (platform.get("kueue") or {}).get("install")
+    if kueue_chart and isinstance(install, dict):
+        install["chart"] = {"archive": str(Path(kueue_chart).resolve())}
+    return platform
+
+
 def run(args: argparse.Namespace) -> int:
     from pulumi import automation as auto
 
@@ -191,12 +208,8 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {}
     if kubeconfig is None:
         overrides["kubernetes:renderYamlToDirectory"] = str(paths.rendered)
-    if args.operator_chart:
-        platform = dict((committed.get("config") or {}).get(f"{PROJECT}:platform") or {})
-        operator = dict(platform.get("operator") or {})
-        operator["chart"] = {"archive": str(Path(args.operator_chart).resolve())}
-        platform["operator"] = operator
-        overrides[f"{PROJECT}:platform"] = platform
+    if chart_archives := chart_overrides(committed, args.operator_chart, args.kueue_chart):
+        overrides[f"{PROJECT}:platform"] = chart_archives
     write_run_copy(paths, committed, overrides)
     for folder in (paths.state, paths.home):
         folder.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from components.manifests.capacity import Capacity, plans
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
 from components.manifests.kueue import kueue_objects
+from components.manifests.kueue_install import KueueInstallManifests, kueue_install
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
@@ -43,6 +44,8 @@ class PlatformManifests:
     """The in-cluster GCS Redis servers (``platform.gcsStorage`` entries of type redis)."""
     kueue: list[dict[str, Any]] = field(default_factory=list)
     """Kueue ResourceFlavors, WorkloadPriorityClasses, ClusterQueues and LocalQueues, in creation order."""
+    kueue_install: KueueInstallManifests | None = None
+    """Kueue itself, when the stack installs it (``kueue.install``)."""
 
     @property
     def capacity(self) -> list[Capacity]:
@@ -102,4 +105,5 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         gates_needed=needed,
         redis=redis,
         kueue=kueue,
+        kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
     )

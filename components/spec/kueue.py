@@ -6,9 +6,124 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from components.spec.base import K8sName, Model, Quantity
+from components.spec.base import ImageTag, K8sName, Model, Quantity
+from components.spec.chart import ChartSource
+
+KUEUE_VERSION = "0.19.2"
+KUEUE_CHART_OCI = "oci://registry.k8s.io/kueue/charts/kueue"
+
+RAY_FRAMEWORKS = {"RayJob": "ray.io/rayjob", "RayCluster": "ray.io/raycluster", "RayService": "ray.io/rayservice"}
+"""The Kueue integration each queued Ray kind needs (a RayCronJob's RayJobs need ``ray.io/rayjob``)."""
+
+KueueFramework = Literal[
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+]
+"""``integrations.frameworks`` Kueue v0.19.2 accepts (the chart's list, commented-out ones included)."""
+
+KUEUE_FEATURE_GATES = frozenset(
+    """
+    PartialAdmission FlavorFungibility VisibilityOnDemand DisableWaitForPodsReady PrioritySortingWithinCohort
+    FairSharingPreemptWithinNominal FairSharingPrioritizeNonBorrowing MultiKueue TopologyAwareScheduling
+    LocalQueueMetrics TASProfileMixed HierarchicalCohorts AdmissionFairSharing ObjectRetentionPolicies
+    TASFailedNodeReplacement ElasticJobsViaWorkloadSlices ElasticJobsViaWorkloadSlicesWithTAS
+    TASFailedNodeReplacementFailFast TASReplaceNodeOnPodTermination SkipReassignmentForPodOwnedWorkloads
+    TASReplaceNodeDueToNotReadyOverFixedTime ManagedJobsNamespaceSelectorAlwaysRespected TASBalancedPlacement
+    TASAssignmentsEncodingByHostnamePrefix KueueDRAIntegration KueueDRAIntegrationExtendedResource
+    KueueDRARejectWorkloadsWhenDRADisabled KueueDRAIntegrationPartitionableDevices
+    KueueDRAIntegrationConsumableCapacity MultiKueueAdaptersForCustomJobs WorkloadRequestUseMergePatch
+    MultiKueueAllowInsecureKubeconfigs MultiKueueKubeConfigPathValidation ReclaimablePods
+    PropagateBatchJobLabelsToWorkload MultiKueueClusterProfile FailureRecoveryPolicy
+    SkipFinalizersForPodsSuspendedByParent MultiKueueWaitForWorkloadAdmitted
+    MultiKueueRedoAdmissionOnEvictionInWorker TLSOptions RemoveFinalizersWithStrictPatch
+    TASReplaceNodeOnNodeTaints AssignQueueLabelsForPods TASMultiLayerTopology SchedulingEquivalenceHashing
+    SchedulerLongRequeueInterval SchedulerTimestampPreemptionBuffer CustomMetricLabels
+    SparkApplicationIntegration MultiKueueOrchestratedPreemption PriorityBoost AdmissionGatedBy
+    ShortWorkloadNames FastQuotaReleaseInPodIntegration RejectUpdatesToCQWithInvalidOnFlavors
+    FinishOrphanedWorkloads MultiKueueIncrementalDispatcherConfig
+    MultiKueueIncrementalDispatcherRespectConfigOrder ConcurrentAdmission QuotaCheckStrategy
+    MetricForWorkloadCreationLatency TASRespectNodeAffinityPreferred MultiKueueManagerQuotaAutomation
+    WorkloadIdentifierAnnotations WorkloadPriorityClassDefaulting MetricsForCohorts
+    CleanupProvisioningRequestsOnEviction TASHandleOverlappingFlavors UnadmittedWorkloadsObservability
+    TASRecomputeAssignmentWithinSchedulingCycle UnadmittedWorkloadsExplicitStatus
+    DeferRayServiceFinalizationForRedisCleanup TASCacheNodeMatchResults TASCachingRemainingResources
+    TASCacheTopologyTree SchedulerLibraryIntegration VectorizedResourceRequests
+    WorkloadValidateResourcesAreNonNegative TASValidateWorkloadSliceSize WorkloadValidationForPodSetMetadata
+    PrioritizePreemptorWorkloads LWSImmutableGroupSize FlavorFungibilityPreserveScanProgress
+    SkipAncestorCheckForDeletedWorkloads MultiKueueRemoteSpecSync
+    RecomputeAssignmentUponPreemptionTargetsOverlap PodIntegrationValidateGroupOwner
+    ValidateRayAndSparkJobUpdates
+    """.split()  # noqa: SIM905 (a list of ~90 names reads better as words)
+)
+"""Kueue v0.19.2's feature gates (``pkg/features/kube_features.go`` at tag v0.19.2): the manager exits
+on any other name."""
+
+
+class KueueImage(Model):
+    repository: str = "registry.k8s.io/kueue/kueue"
+    """The release image (the chart's default points at a staging registry and a moving tag)."""
+    tag: ImageTag = f"v{KUEUE_VERSION}"
+
+
+class KueueInstallSpec(Model):
+    """Kueue installed by the stack from its Helm chart (CRDs, controller manager, webhooks with
+    Kueue's own certificates), configured for Ray. Without it, ``prerequisites.kueue: true`` says
+    Kueue is installed already."""
+
+    namespace: K8sName = "kueue-system"
+    chart_version: Literal["0.19.2"] = "0.19.2"
+    """Pinned with the Kueue schemas in ``schemas/`` (``schemas/pins.yaml``)."""
+    chart: ChartSource = ChartSource(oci=KUEUE_CHART_OCI)
+    image: KueueImage = KueueImage()
+    replicas: int = Field(default=1, ge=1, le=3)
+    """Manager pods (leader election on; more than one adds standbys and a PodDisruptionBudget)."""
+    frameworks: list[KueueFramework] = Field(
+        default=["ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"], min_length=1
+    )
+    """Kueue's ``integrations.frameworks``: the Ray integrations by default; add ``batch/job`` and others
+    for teams that queue more than Ray."""
+    feature_gates: dict[str, bool] = {}
+    """Overrides of Kueue's feature gates (``--feature-gates``); names as in Kueue v0.19.2."""
+    manage_jobs_without_queue_name: bool = False
+    """Also hold workloads without a queue label (in namespaces other than kube-system and Kueue's):
+    only when every team queues through Kueue."""
+
+    @field_validator("feature_gates")
+    @classmethod
+    def _known_gates(cls, gates: dict[str, bool]) -> dict[str, bool]:
+        unknown = sorted(set(gates) - KUEUE_FEATURE_GATES)
+        if unknown:
+            raise ValueError(f"unknown Kueue v{KUEUE_VERSION} feature gate(s): {', '.join(unknown)}")
+        return gates
+
+    @model_validator(mode="after")
+    def _archive_matches_version(self) -> KueueInstallSpec:
+        self.chart.check_archive("kueue", self.chart_version)
+        if len(set(self.frameworks)) != len(self.frameworks):
+            raise ValueError("frameworks: each integration once")
+        return self
+
+    def gate(self, name: str, default: bool = True) -> bool:
+        return self.feature_gates.get(name, default)
+
 
 RESOURCE_NAMES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu", "tpu": "google.com/tpu"}
 """Quota keys of the spec -> the Kubernetes resource names Kueue counts."""
@@ -106,13 +221,14 @@ class PriorityClassSpec(Model):
 
 
 class KueueSpec(Model):
-    """Kueue must be installed (``prerequisites.kueue: true``): its CRDs, controller and the Ray
-    integrations (``ray.io/rayjob``) enabled."""
+    """Kueue installed by the stack (``install``) or already (``prerequisites.kueue: true``), with the
+    Ray integrations enabled; the queues, flavors and priorities the stack creates."""
 
+    install: KueueInstallSpec | None = None
     cluster_queues: list[ClusterQueueSpec] = []
     local_queues: list[LocalQueueSpec] = []
     priority_classes: list[PriorityClassSpec] = []
 
     @property
     def enabled(self) -> bool:
-        return bool(self.cluster_queues or self.local_queues or self.priority_classes)
+        return bool(self.cluster_queues or self.local_queues or self.priority_classes or self.install)

@@ -21,7 +21,7 @@ from components.spec.base import (
     Model,
     Quantity,
 )
-from components.spec.kueue import ClusterQueueSpec, KueueSpec
+from components.spec.kueue import RAY_FRAMEWORKS, ClusterQueueSpec, KueueSpec
 from components.spec.operator import OperatorSpec
 from components.spec.storage import (
     ExternalRedis,
@@ -190,15 +190,48 @@ def kueue_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
     kueue, pools = spec.kueue, spec.workloads.pools
     problems: list[tuple[str, str]] = []
     queued = [(path, w) for path, w in spec.workloads.all() if w.queue]
-    if (kueue.enabled or queued) and not spec.prerequisites.kueue:
+    install = kueue.install
+    if install is not None and spec.prerequisites.kueue:
+        problems.append(
+            (
+                "kueue.install",
+                "Kueue is declared installed already (prerequisites.kueue: true); keep one of the two",
+            )
+        )
+    if (kueue.enabled or queued) and install is None and not spec.prerequisites.kueue:
         problems.append(
             (
                 "prerequisites.kueue",
-                "Kueue queues or queued workloads need Kueue v0.19 installed with the Ray integrations "
-                "(ray.io/rayjob, ray.io/raycluster, ray.io/rayservice); install it, then set "
-                "platform.prerequisites.kueue: true",
+                "Kueue queues or queued workloads need Kueue v0.19: set kueue.install: {} to install it with the "
+                "stack, or install it with the Ray integrations (ray.io/rayjob, ray.io/raycluster, "
+                "ray.io/rayservice) and set platform.prerequisites.kueue: true",
             )
         )
+    if install is not None:
+        for path, w in queued:
+            framework = RAY_FRAMEWORKS[w.kind]
+            if framework not in install.frameworks:
+                problems.append(
+                    (
+                        f"{path}.queue",
+                        f"Kueue's {framework} integration is off; add it to kueue.install.frameworks",
+                    )
+                )
+            if w.namespace == install.namespace:
+                problems.append(
+                    (
+                        f"{path}.namespace",
+                        f"Kueue's webhooks skip its own namespace {install.namespace}; the workload would never be "
+                        "queued. Move it to a team namespace",
+                    )
+                )
+            if w.elastic and not install.gate("ElasticJobsViaWorkloadSlices"):
+                problems.append(
+                    (
+                        f"{path}.elastic",
+                        "needs Kueue's ElasticJobsViaWorkloadSlices gate, switched off in kueue.install.featureGates",
+                    )
+                )
     queues: dict[str, ClusterQueueSpec] = {}
     for i, cq in enumerate(kueue.cluster_queues):
         if cq.name in queues:

@@ -495,6 +495,8 @@ class ClusterBase(Model):
             )
         return self
 
+    kind: ClassVar[str] = "RayCluster"
+    """The Ray kind the workload is (a scheduled RayJob's RayJobs are RayJobs to Kueue)."""
     autoscaled_by_default: ClassVar[bool] = True
     serves: ClassVar[bool] = False
     """A RayService: its workers answer Ray Serve traffic on 8000."""
@@ -569,6 +571,7 @@ _CRON = re.compile(r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(
 
 
 class RayJobSpec(ClusterBase):
+    kind: ClassVar[str] = "RayJob"
     autoscaled_by_default: ClassVar[bool] = False
     entrypoint: str = Field(min_length=1)
     runtime_env: RuntimeEnv = RuntimeEnv()
@@ -798,6 +801,7 @@ class UpgradeSpec(Model):
 
 
 class RayServiceSpec(ClusterBase):
+    kind: ClassVar[str] = "RayService"
     serves: ClassVar[bool] = True
     profile: Profile = "serving"
     applications: list[Application] = Field(min_length=1)
