@@ -1,5 +1,6 @@
 # kuberay-platform: every target sets up (or refreshes) .venv itself, from the locked requirements.
 #   make preview STACK=dev                    offline preview -> out/<stack>/          (checks group)
+#        [STACK_FILE=examples/Pulumi.multikueue.yaml: preview that file as stack STACK]
 #   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json] (checks group)
 #   make test                                 static checks + every test                (dev group)
 #   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
@@ -76,7 +77,7 @@ $(POLICY_VENV)/.installed: policies/requirements.txt
 	@touch $@
 
 preview: $(CHECKS_STAMP)
-	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG)
+	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(STACK_FILE),--stack-file $(STACK_FILE))
 
 lint: $(CHECKS_STAMP)
 	@if [ -z "$(FILES)" ]; then echo 'usage: make lint ENV=<dev|staging|prod> FILES="<files or folders>" [FORMAT=json]' >&2; exit 2; fi

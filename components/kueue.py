@@ -5,10 +5,11 @@ RayCluster, RayJob and RayService (and the RayJob submitter's batch Job) with ``
 Fail``, so Ray objects created before the manager is ready would be refused. Everything Ray waits
 for it and, on destroy, goes before it (KubeRay's Redis cleanup Jobs pass Kueue's Job webhook too).
 
-KueueQueues creates objects in the order Kueue resolves them: ResourceFlavors and
-WorkloadPriorityClasses first, then the ClusterQueues that name the flavors, then the LocalQueues
-that name the ClusterQueues (Kueue marks a queue inactive while what it names is missing). Queued
-workloads wait for all of them; on destroy they go first.
+KueueQueues creates objects in the order Kueue resolves them: ResourceFlavors,
+WorkloadPriorityClasses and MultiKueue worker clusters first, then the MultiKueueConfig naming the
+clusters and the AdmissionCheck naming the config, then the ClusterQueues that name the flavors and
+the check, then the LocalQueues that name the ClusterQueues (Kueue marks a queue inactive while
+what it names is missing). Queued workloads wait for all of them; on destroy they go first.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from components.charts import chart_source_args, crd_transform
 from components.manifests.kueue_install import KueueInstallManifests
 
 KUEUE_QUEUES_TYPE = "kuberay-platform:index:KueueQueues"
-STAGES = (("ResourceFlavor", "WorkloadPriorityClass"), ("ClusterQueue",), ("LocalQueue",))
+STAGES = (
+    ("ResourceFlavor", "WorkloadPriorityClass", "MultiKueueCluster"),
+    ("MultiKueueConfig",),
+    ("AdmissionCheck",),
+    ("ClusterQueue",),
+    ("LocalQueue",),
+)
 
 
 class KubernetesObject(pulumi.CustomResource):

@@ -460,6 +460,18 @@ CASES: dict[str, list[tuple[str, Callable[[Obj], None], str]]] = {
             "MultiKueue-managed elastic RayCluster",
         ),
     ],
+    "kueue-batch-scheduler": [
+        (
+            "rayjob",
+            lambda o: o["metadata"]["labels"].update({"volcano.sh/queue-name": "research"}),
+            "metadata.labels.volcano.sh/queue-name: a Kueue-queued workload cannot also go through a batch scheduler",
+        ),
+        (
+            "rayjob",
+            lambda o: o["metadata"]["labels"].update({"ray.io/gang-scheduling-enabled": "true"}),
+            "ray.io/gang-scheduling-enabled",
+        ),
+    ],
     "kueue-worker-group-limit": [
         ("rayjob", _many_groups, "has 18 groups; Kueue admits at most 17"),
     ],

@@ -4,6 +4,7 @@ priorities, and the references between them and the workloads."""
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import pytest
@@ -99,7 +100,7 @@ def test_the_crds_cel_rules_are_evaluated_on_these_objects() -> None:
 
 def test_flavors_carry_the_pools_node_labels_and_tolerations() -> None:
     flavors = by_kind(objects(platform()), "ResourceFlavor")
-    assert list(flavors) == ["cpu", "a100", "v6e"]  # each once, in the order the quotas name them
+    assert list(flavors) == ["a100", "cpu", "v6e"]  # each once
     assert flavors["cpu"]["spec"] == {}
     assert flavors["a100"]["spec"]["nodeLabels"] == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
     assert flavors["a100"]["spec"]["tolerations"] == [
@@ -134,6 +135,23 @@ def test_one_resource_group_covers_every_resource_and_each_flavor_lists_them_all
     team_b = by_kind(objects(platform()), "ClusterQueue")["team-b"]
     assert team_b["spec"]["namespaceSelector"] == {}  # any namespace
     assert team_b["spec"]["resourceGroups"][0]["coveredResources"] == ["cpu", "memory", "google.com/tpu"]
+
+
+def test_flavors_are_tried_cpu_first_whatever_the_order_of_the_quotas() -> None:
+    """The Pulumi CLI hands the program its config with mapping keys sorted (Go's JSON), so the order
+    of ``quotas`` in the stack file cannot carry meaning: the real engine would see a100 before cpu."""
+    data = platform()
+    quotas = data["kueue"]["clusterQueues"][0]["quotas"]
+    data["kueue"]["clusterQueues"][0]["quotas"] = dict(sorted(quotas.items()))  # as the real engine sees it
+    (group,) = by_kind(objects(data), "ClusterQueue")["team-a"]["spec"]["resourceGroups"]
+    assert [f["name"] for f in group["flavors"]] == ["cpu", "a100"]
+    (group,) = by_kind(objects(data), "ClusterQueue")["team-b"]["spec"]["resourceGroups"]
+    assert [f["name"] for f in group["flavors"]] == ["cpu", "v6e"]
+    data["kueue"]["clusterQueues"][0]["flavorOrder"] = ["a100", "cpu"]
+    (group,) = by_kind(objects(data), "ClusterQueue")["team-a"]["spec"]["resourceGroups"]
+    assert [f["name"] for f in group["flavors"]] == ["a100", "cpu"]
+    data["kueue"]["clusterQueues"][0]["flavorOrder"] = ["a100"]
+    assert any("flavorOrder: list each pool of quotas exactly once" in x for x in errors(data))
 
 
 def test_combinations_kueue_refuses_are_config_errors() -> None:
@@ -366,3 +384,90 @@ def test_kueues_pod_sets_count_the_autoscaler_and_the_submitter() -> None:
     sidecar = sets(a100_job(2, submissionMode="SidecarMode", elastic=True, autoscaler={"enabled": True}))
     assert "submitter" not in sidecar  # the submitter runs in the head pod: 2 + 0.5 (autoscaler) + 0.5
     assert sidecar["head"][1]["cpu"] == 3.0
+
+
+# --- MultiKueue --------------------------------------------------------------------------------
+
+EXAMPLE = REPO / "examples" / "Pulumi.multikueue.yaml"
+
+
+def multikueue(**workloads: Any) -> dict[str, Any]:
+    data = platform(**workloads)
+    data["kueue"]["multiKueue"] = {
+        "clusters": [{"name": "worker-a", "kubeconfigSecret": "worker-a"}],
+        "clusterQueues": ["team-a"],
+    }
+    data["prerequisites"]["secrets"] = [{"namespace": "kueue-system", "name": "worker-a", "keys": ["kubeconfig"]}]
+    return data
+
+
+def test_the_multikueue_example_previews_clean_and_dispatches_its_job() -> None:
+    from tools.preview import render_summary, run_preview
+
+    result = run_preview("multikueue", stack_path=EXAMPLE)
+    assert result.exit_code == 0 and not result.schema_errors
+    objs = result.manifests
+    check = by_kind(objs, "AdmissionCheck")["multikueue"]
+    assert check["spec"] == {
+        "controllerName": "kueue.x-k8s.io/multikueue",
+        "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "multikueue"},
+    }
+    assert by_kind(objs, "MultiKueueConfig")["multikueue"]["spec"] == {"clusters": ["worker-us-east", "worker-eu-west"]}
+    assert by_kind(objs, "MultiKueueCluster")["worker-us-east"]["spec"] == {
+        "clusterSource": {"kubeConfig": {"locationType": "Secret", "location": "worker-us-east-kubeconfig"}}
+    }
+    cq = by_kind(objs, "ClusterQueue")["gpu-batch"]
+    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "multikueue"}]}
+    (rayjob,) = [o for o in objs if o["kind"] == "RayJob"]
+    assert rayjob["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    # The local operator skips it: nothing here would ever report its status.
+    assert "pulumi.com/waitFor" not in rayjob["metadata"].get("annotations", {})
+    assert "| MultiKueue worker cluster | `worker-us-east` |" in render_summary(result)
+
+
+def test_multikueue_objects_are_created_in_the_order_kueue_resolves_them() -> None:
+    data = multikueue(rayJobs=[job(namespace="team-a", queue="default")])
+    resources = run_program(REPO, "test", {"kuberay-platform:platform": data})
+    kueue = {r.type.rsplit(":", 1)[1]: r for r in resources if r.type.startswith("kubernetes:kueue")}
+    chain = ["MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck", "ClusterQueue", "LocalQueue"]
+    for earlier, later in itertools.pairwise(chain):
+        assert kueue[earlier].urn in kueue[later].dependencies, (earlier, later)
+    (ray_job,) = [r for r in resources if r.type == "kubernetes:ray.io/v1:RayJob"]
+    assert ray_job.inputs["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    # Queues that are not dispatched keep their workloads local.
+    data = multikueue(
+        rayJobs=[job(namespace="team-b", queue="default", workerGroups=[{"name": "cpu", "maxReplicas": 1}])]
+    )
+    (obj,) = build_manifests(parse_platform(data, "s.yaml"), "s.yaml").workloads
+    assert "managedBy" not in obj["spec"]
+    assert "admissionChecksStrategy" not in by_kind(objects(data), "ClusterQueue")["team-b"]["spec"]
+
+
+def test_multikueue_mistakes_are_config_errors() -> None:
+    data = multikueue()
+    data["kueue"]["multiKueue"]["clusterQueues"] = ["team-z"]
+    assert any("kueue.multiKueue.clusterQueues[0]: unknown ClusterQueue 'team-z'" in x for x in errors(data))
+    data = multikueue()
+    data["prerequisites"]["secrets"] = []
+    assert any(
+        "kueue.multiKueue.clusters[0].kubeconfigSecret: Secret kueue-system/worker-a is neither created" in x
+        for x in errors(data)
+    )
+    data = multikueue(rayClusters=[cluster(queue="default", elastic=True)])
+    assert any(
+        "rayClusters[0].elastic: Kueue refuses in-tree autoscaling on an elastic RayCluster that MultiKueue" in x
+        for x in errors(data)
+    )
+    data = multikueue()
+    del data["prerequisites"]["kueue"]
+    data["kueue"]["install"] = {"featureGates": {"MultiKueue": False}}
+    assert any("kueue.multiKueue: needs Kueue's MultiKueue gate" in x for x in errors(data))
+
+
+def test_a_queued_cluster_is_awaited_until_running_or_held_by_kueue() -> None:
+    (obj,) = build_manifests(
+        parse_platform(platform(rayClusters=[cluster(queue="default", elastic=True)]), "s.yaml"), "s.yaml"
+    ).workloads
+    assert obj["metadata"]["annotations"]["pulumi.com/waitFor"] == "jsonpath={.status.state}"
+    (obj,) = build_manifests(parse_platform(platform(rayClusters=[cluster()]), "s.yaml"), "s.yaml").workloads
+    assert obj["metadata"]["annotations"]["pulumi.com/waitFor"] == "condition=HeadPodReady"

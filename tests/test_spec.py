@@ -71,8 +71,8 @@ def test_every_kuberay_1_7_feature_gate_is_known_with_its_upstream_default() -> 
 def test_a_misspelled_key_names_file_path_and_suggests_the_right_key() -> None:
     data = minimal_platform(operator={"scal": "large"})
     assert errors_of(data) == [
-        f"{SOURCE}: platform.operator.scal: unknown key; did you mean 'scale'? (expected one of: chart, "
-        "chartVersion, extraValues, featureGates, image, kubeClientBurst, kubeClientQps, namespace, "
+        f"{SOURCE}: platform.operator.scal: unknown key; did you mean 'scale'? (expected one of: batchScheduler, "
+        "chart, chartVersion, extraValues, featureGates, image, kubeClientBurst, kubeClientQps, namespace, "
         "reconcileConcurrency, replicas, resources, scale, serviceMonitor, watchNamespaces)"
     ]
 

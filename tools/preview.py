@@ -159,6 +159,16 @@ def prerequisites_section(spec: PlatformSpec) -> list[str]:
         rows.append(
             f"| LocalQueue | `{queue.namespace}/{queue.name}` | created by its team, pointing at a ClusterQueue |"
         )
+    if (mk := spec.kueue.multi_kueue) is not None:
+        dispatched = sorted(
+            f"`{q.namespace}/{q.name}`" for q in spec.kueue.local_queues if q.cluster_queue in mk.cluster_queues
+        )
+        for worker in mk.clusters:
+            rows.append(
+                f"| MultiKueue worker cluster | `{worker.name}` | KubeRay 1.7 and Kueue v0.19 with the Ray "
+                f"integrations, and the namespaces and LocalQueues {', '.join(dispatched) or '(none yet)'}; "
+                f"reached with the kubeconfig in Secret `{spec.kueue.namespace}/{worker.kubeconfig_secret}` |"
+            )
     if not rows:
         return []
     return [

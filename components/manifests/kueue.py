@@ -3,8 +3,8 @@ LocalQueues and WorkloadPriorityClasses (pure).
 
 A ClusterQueue gets one resource group covering every resource its quotas name: Kueue lets a
 resource appear in only one group, and a pod set takes all of a group's resources from one flavor,
-so every flavor lists every covered resource (0 where the pool has none). Flavors keep the order of
-the stack's quotas, the order Kueue tries them in.
+so every flavor lists every covered resource (0 where the pool has none). Flavors are listed in the
+order Kueue tries them (``flavor_order``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.manifests.cluster import Pools, pod_tolerations, pool_selector
+from components.manifests.ray_objects import MULTIKUEUE_MANAGER
 from components.spec.kueue import RESOURCE_NAMES, ClusterQueueSpec, KueueSpec
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
@@ -42,11 +43,61 @@ def resource_flavor(name: str, pools: Pools, environment: str) -> dict[str, Any]
     }
 
 
-def cluster_queue(cq: ClusterQueueSpec, environment: str) -> dict[str, Any]:
+MULTIKUEUE = "multikueue"
+"""The name of the MultiKueueConfig and of the AdmissionCheck that uses it."""
+
+
+def multikueue_objects(kueue: KueueSpec, environment: str) -> list[dict[str, Any]]:
+    """Worker clusters, their config and the admission check dispatched ClusterQueues carry."""
+    mk = kueue.multi_kueue
+    if mk is None:
+        return []
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": API_VERSION,
+            "kind": "MultiKueueCluster",
+            "metadata": {"name": c.name, "labels": _labels(environment)},
+            "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": c.kubeconfig_secret}}},
+        }
+        for c in mk.clusters
+    ]
+    objects.append(
+        {
+            "apiVersion": API_VERSION,
+            "kind": "MultiKueueConfig",
+            "metadata": {"name": MULTIKUEUE, "labels": _labels(environment)},
+            "spec": {"clusters": [c.name for c in mk.clusters]},
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": API_VERSION,
+            "kind": "AdmissionCheck",
+            "metadata": {"name": MULTIKUEUE, "labels": _labels(environment)},
+            "spec": {
+                "controllerName": MULTIKUEUE_MANAGER,
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": MULTIKUEUE},
+            },
+        }
+    )
+    return objects
+
+
+POOL_KIND_ORDER = {"CpuPool": 0, "GpuPool": 1, "TpuPool": 2}
+
+
+def flavor_order(cq: ClusterQueueSpec, pools: Pools) -> list[str]:
+    """``flavorOrder``, else CPU pools, then GPU, then TPU, each by name."""
+    if cq.flavor_order is not None:
+        return list(cq.flavor_order)
+    return sorted(cq.quotas, key=lambda p: (POOL_KIND_ORDER.get(type(pools.get(p)).__name__, 3), p))
+
+
+def cluster_queue(cq: ClusterQueueSpec, pools: Pools, environment: str, dispatched: bool = False) -> dict[str, Any]:
     covered = sorted({name for quota in cq.quotas.values() for name in quota.resources()}, key=RESOURCE_ORDER.index)
     flavors = []
-    for pool, quota in cq.quotas.items():
-        given = quota.resources()
+    for pool in flavor_order(cq, pools):
+        given = cq.quotas[pool].resources()
         resources = []
         for name in covered:
             entry: dict[str, Any] = {"name": name, "nominalQuota": given[name].nominal if name in given else "0"}
@@ -74,6 +125,8 @@ def cluster_queue(cq: ClusterQueueSpec, environment: str) -> dict[str, Any]:
         spec["cohortName"] = cq.cohort
     if cq.fair_sharing_weight is not None:
         spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
+    if dispatched:  # one MultiKueue check for the whole queue (Kueue deactivates a per-flavor one)
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": MULTIKUEUE}]}
     return {
         "apiVersion": API_VERSION,
         "kind": "ClusterQueue",
@@ -83,8 +136,9 @@ def cluster_queue(cq: ClusterQueueSpec, environment: str) -> dict[str, Any]:
 
 
 def kueue_objects(kueue: KueueSpec, pools: Pools, environment: str) -> list[dict[str, Any]]:
-    """In creation order: flavors and priority classes, then ClusterQueues, then LocalQueues."""
-    flavor_names = list(dict.fromkeys(pool for cq in kueue.cluster_queues for pool in cq.quotas if pool in pools))
+    """In creation order: flavors, priority classes and worker clusters, the MultiKueue config and its
+    admission check, then ClusterQueues, then LocalQueues."""
+    flavor_names = sorted({pool for cq in kueue.cluster_queues for pool in cq.quotas if pool in pools})
     objects = [resource_flavor(name, pools, environment) for name in flavor_names]
     objects += [
         {
@@ -96,7 +150,9 @@ def kueue_objects(kueue: KueueSpec, pools: Pools, environment: str) -> list[dict
         }
         for pc in kueue.priority_classes
     ]
-    objects += [cluster_queue(cq, environment) for cq in kueue.cluster_queues]
+    objects += multikueue_objects(kueue, environment)
+    dispatched = set(kueue.multi_kueue.cluster_queues) if kueue.multi_kueue else set()
+    objects += [cluster_queue(cq, pools, environment, cq.name in dispatched) for cq in kueue.cluster_queues]
     objects += [
         {
             "apiVersion": API_VERSION,

@@ -9,6 +9,12 @@ Pure data (no Pulumi): the annotations land in the emitted objects, the options 
   condition ``HeadPodReady`` and the RayService condition ``Ready`` (``NonZeroServeEndpoints``); a
   RayJob has no conditions but a ``status.jobDeploymentStatus`` once the operator reconciled it
   (``rayjob_controller.go``). A RayCronJob has no status until its first run: not awaited.
+  A Kueue-queued workload may wait for quota indefinitely, suspended: a queued RayCluster is awaited
+  until ``status.state`` is set (``ready`` once running, ``suspended`` while Kueue holds it,
+  ``raycluster_controller.go`` calculateStatus); a queued RayJob reaches ``Suspended`` as its
+  deployment status; a queued RayService is not awaited. A workload MultiKueue dispatches
+  (``spec.managedBy: kueue.x-k8s.io/multikueue``) is skipped by the local operator, so its status
+  only arrives from the worker cluster: not awaited.
 - **Replacing**: KubeRay ignores a RayJob's spec after submission ("Disregard changes in
   RayClusterSpec of RayJob", ``getOrCreateRayClusterInstance``; the submitter Job is created once),
   so any change replaces the RayJob. ``gcsFaultToleranceOptions.backend`` and ``managedBy`` are
@@ -31,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.manifests.ray_objects import as_map, cluster_spec
+from components.manifests.ray_objects import MULTIKUEUE_MANAGER, as_map, cluster_spec, dig, queue_name
 
 WAIT_FOR = "pulumi.com/waitFor"
 PATCH_FORCE = "pulumi.com/patchForce"
@@ -69,8 +75,13 @@ def immutable_paths(obj: Mapping[str, Any]) -> list[str]:
 def lifecycle(obj: Mapping[str, Any]) -> Lifecycle:
     kind = str(obj.get("kind"))
     annotations: dict[str, str] = {}
-    if kind in _WAIT:
-        annotations[WAIT_FOR] = _WAIT[kind]
+    wait = _WAIT.get(kind)
+    if queue_name(obj) is not None:
+        wait = {"RayCluster": "jsonpath={.status.state}", "RayJob": wait}.get(kind)
+    if dig(obj, "spec", "managedBy") == MULTIKUEUE_MANAGER:
+        wait = None
+    if wait:
+        annotations[WAIT_FOR] = wait
     replace = immutable_paths(obj)
     ignore: list[str] = []
     if kind == "RayJob":

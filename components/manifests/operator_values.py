@@ -36,6 +36,10 @@ def operator_values(spec: OperatorSpec, feature_gates: list[dict[str, Any]]) -> 
         "resources": resources.model_dump(),
         "leaderElectionEnabled": True,
     }
+    if spec.batch_scheduler is not None:
+        # Only the name: with the deprecated ``enabled`` as well the operator exits at start
+        # (ValidateBatchSchedulerConfig, KubeRay 1.7.0).
+        values["batchScheduler"] = {"name": spec.batch_scheduler}
     if spec.watch_namespaces is not None:
         # Namespaced RBAC (Role/RoleBinding per watched namespace) instead of a ClusterRole.
         values["singleNamespaceInstall"] = True

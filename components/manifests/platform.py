@@ -19,9 +19,10 @@ from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
 from components.manifests.quota_fit import queued_admissions
+from components.manifests.ray_objects import MULTIKUEUE_MANAGER, queue_name, queued_metadata
 from components.manifests.redis import RedisManifests, redis_manifests
-from components.manifests.workloads import ray_cluster, ray_job, ray_service
-from components.spec import CONFIG_KEY, PlatformSpec
+from components.manifests.workloads import ray_cluster, ray_job, ray_service, with_batch_scheduling
+from components.spec import CONFIG_KEY, ClusterBase, PlatformSpec, RayClusterSpec, RayJobSpec, RayServiceSpec
 from components.spec.platform import in_cluster_redis, storage_clients, upgrade_strategy
 
 
@@ -52,17 +53,34 @@ class PlatformManifests:
         return plans(self.workloads)
 
 
+def _dispatched(obj: dict[str, Any], spec: PlatformSpec) -> dict[str, Any]:
+    """``spec.managedBy: kueue.x-k8s.io/multikueue`` on a workload MultiKueue dispatches, set here
+    rather than left to Kueue's webhook (which sets it only if the ClusterQueue has its MultiKueue
+    check when the workload is created): the local operator must never run it."""
+    meta = queued_metadata(obj)
+    if spec.kueue.dispatched(str(meta.get("namespace") or obj["metadata"]["namespace"]), queue_name(obj)):
+        owner = obj["spec"]["jobTemplate"] if obj["kind"] == "RayCronJob" else obj["spec"]
+        owner["managedBy"] = MULTIKUEUE_MANAGER
+    return obj
+
+
 def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
     """All objects for ``spec``; raises ConfigError (naming ``source``) on contradictions."""
     env, kube, op_ns = spec.environment, spec.kubernetes_version, spec.operator.namespace
     pools, stores = spec.workloads.pools, spec.gcs_storage
+    scheduler = spec.operator.batch_scheduler
+
+    def build(w: ClusterBase) -> dict[str, Any]:
+        if isinstance(w, RayJobSpec):
+            return ray_job(w, pools, env, op_ns, stores)
+        if isinstance(w, RayServiceSpec):
+            return ray_service(w, pools, env, op_ns, stores)
+        assert isinstance(w, RayClusterSpec)
+        return ray_cluster(w, pools, env, op_ns, stores)
+
     workloads = [
-        with_lifecycle_annotations(obj)
-        for obj in (
-            [ray_cluster(w, pools, env, op_ns, stores) for w in spec.workloads.ray_clusters]
-            + [ray_job(w, pools, env, op_ns, stores) for w in spec.workloads.ray_jobs]
-            + [ray_service(w, pools, env, op_ns, stores) for w in spec.workloads.ray_services]
-        )
+        with_lifecycle_annotations(_dispatched(with_batch_scheduling(build(w), w, scheduler), spec))
+        for _, w in spec.workloads.all()
     ]
     clients = storage_clients(spec)
     redis = [redis_manifests(name, s, env, clients[name]) for name, s in in_cluster_redis(spec).items()]

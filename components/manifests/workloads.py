@@ -52,6 +52,45 @@ def _with_kueue(meta: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
     return meta
 
 
+BATCH_QUEUE_LABELS = {
+    "volcano": "volcano.sh/queue-name",
+    "yunikorn": "yunikorn.apache.org/queue",
+    "kai-scheduler": "kai.scheduler/queue",
+}
+GANG_LABEL = "ray.io/gang-scheduling-enabled"
+VOLCANO_PRIORITY_LABEL = "ray.io/priority-class-name"
+YUNIKORN_APP_LABEL = "yunikorn.apache.org/app-id"
+
+
+def batch_scheduling_labels(w: ClusterBase, scheduler: str | None) -> dict[str, str]:
+    """The labels KubeRay 1.7.0's batch scheduler ``scheduler`` reads from a workload."""
+    options = w.batch_scheduling
+    if scheduler is None:
+        return {}
+    labels: dict[str, str] = {}
+    if scheduler == "yunikorn":  # one application per workload, or YuniKorn makes one per pod
+        labels[YUNIKORN_APP_LABEL] = f"{w.namespace}-{w.name}"
+    if options is None:
+        return labels
+    if options.queue and scheduler in BATCH_QUEUE_LABELS:
+        labels[BATCH_QUEUE_LABELS[scheduler]] = options.queue
+    if options.priority_class and scheduler == "volcano":
+        labels[VOLCANO_PRIORITY_LABEL] = options.priority_class
+    if options.gang and scheduler in ("yunikorn", "scheduler-plugins"):
+        labels[GANG_LABEL] = "true"
+    return labels
+
+
+def with_batch_scheduling(obj: dict[str, Any], w: ClusterBase, scheduler: str | None) -> dict[str, Any]:
+    """``obj`` with the batch scheduler's labels (a RayCronJob's go on its job template: KubeRay reads
+    them from each RayJob)."""
+    labels = batch_scheduling_labels(w, scheduler)
+    if labels:
+        meta = obj["spec"].setdefault("metadata", {}) if obj["kind"] == "RayCronJob" else obj["metadata"]
+        meta.setdefault("labels", {}).update(labels)
+    return obj
+
+
 def ray_cluster(
     w: RayClusterSpec, pools: Pools, environment: str, operator_namespace: str, stores: GcsStores | None = None
 ) -> dict[str, Any]:

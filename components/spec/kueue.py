@@ -184,8 +184,11 @@ class ClusterQueueSpec(Model):
     namespaces: list[K8sName] | None = None
     """Namespaces whose LocalQueues may use it (``namespaceSelector``); unset: any."""
     quotas: dict[K8sName, FlavorQuota] = Field(min_length=1)
-    """Per pool name (each a ResourceFlavor), in the order Kueue tries them: list CPU pools first so
-    a CPU-only pod set (a Ray head) is not placed on an accelerator flavor."""
+    """Per pool name (each a ResourceFlavor)."""
+    flavor_order: list[K8sName] | None = None
+    """The order Kueue tries the flavors in. Default: CPU pools, then GPU, then TPU, each by name, so a
+    CPU-only pod set (a Ray head) is never placed on an accelerator flavor. (The order of ``quotas``
+    cannot be used: the Pulumi CLI hands the program its config with mapping keys sorted.)"""
     preemption: PreemptionSpec = PreemptionSpec()
     fair_sharing_weight: int | None = Field(default=None, ge=0)
     """Share of the cohort's unused quota under fair sharing (Kueue's default weight is 1)."""
@@ -204,6 +207,10 @@ class ClusterQueueSpec(Model):
                 raise ValueError("preemption.reclaimWithinCohort: needs a cohort")
         if not any(quota.resources() for quota in self.quotas.values()):
             raise ValueError("quotas: give at least one resource a quota")
+        if self.flavor_order is not None and sorted(self.flavor_order) != sorted(self.quotas):
+            raise ValueError(
+                f"flavorOrder: list each pool of quotas exactly once (quotas: {', '.join(sorted(self.quotas))})"
+            )
         return self
 
 
@@ -220,11 +227,44 @@ class PriorityClassSpec(Model):
     description: str = ""
 
 
+class WorkerClusterSpec(Model):
+    name: K8sName
+    """The MultiKueueCluster's name."""
+    kubeconfig_secret: K8sName
+    """A Secret in Kueue's namespace with the worker cluster's kubeconfig under the key ``kubeconfig``
+    (declare it in ``prerequisites.secrets``). Kueue refuses kubeconfigs that read local files or run
+    exec plugins: use a token or client certificate."""
+
+
+class MultiKueueSpec(Model):
+    """This cluster is a MultiKueue manager: workloads queued to ``clusterQueues`` are admitted here,
+    then dispatched to the first worker cluster that admits them (workers need KubeRay, Kueue and the
+    same namespaces and LocalQueues)."""
+
+    clusters: list[WorkerClusterSpec] = Field(min_length=1, max_length=20)
+    """Worker clusters, in order of preference (``MultiKueueConfig.spec.clusters``)."""
+    cluster_queues: list[K8sName] = Field(min_length=1)
+    """The stack's ClusterQueues whose workloads are dispatched (each gets the MultiKueue AdmissionCheck)."""
+    kueue_namespace: K8sName | None = None
+    """Where Kueue runs when installed already (default ``kueue-system``); the kubeconfig Secrets live
+    there. With ``kueue.install`` it is the install's namespace."""
+
+    @model_validator(mode="after")
+    def _unique(self) -> MultiKueueSpec:
+        for label, names in (("clusters", [c.name for c in self.clusters]), ("clusterQueues", self.cluster_queues)):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{label}: names must be unique (repeated: {', '.join(dupes)})")
+        return self
+
+
 class KueueSpec(Model):
     """Kueue installed by the stack (``install``) or already (``prerequisites.kueue: true``), with the
     Ray integrations enabled; the queues, flavors and priorities the stack creates."""
 
     install: KueueInstallSpec | None = None
+    multi_kueue: MultiKueueSpec | None = None
+    """Dispatch the workloads of some ClusterQueues to worker clusters."""
     cluster_queues: list[ClusterQueueSpec] = []
     local_queues: list[LocalQueueSpec] = []
     priority_classes: list[PriorityClassSpec] = []
@@ -232,3 +272,17 @@ class KueueSpec(Model):
     @property
     def enabled(self) -> bool:
         return bool(self.cluster_queues or self.local_queues or self.priority_classes or self.install)
+
+    @property
+    def namespace(self) -> str:
+        """Kueue's namespace."""
+        if self.install is not None:
+            return self.install.namespace
+        return (self.multi_kueue.kueue_namespace if self.multi_kueue else None) or "kueue-system"
+
+    def dispatched(self, namespace: str, queue: str | None) -> bool:
+        """Whether a workload queued to LocalQueue ``namespace/queue`` goes to a MultiKueue worker."""
+        if self.multi_kueue is None or queue is None:
+            return False
+        target = next((q.cluster_queue for q in self.local_queues if (q.namespace, q.name) == (namespace, queue)), None)
+        return target in self.multi_kueue.cluster_queues

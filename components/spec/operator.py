@@ -95,12 +95,22 @@ class OperatorSpec(Model):
     feature_gates: dict[FeatureGate, bool] = {}
     """Explicit overrides; alpha gates are otherwise derived from what the workloads use."""
     service_monitor: ServiceMonitorSpec = ServiceMonitorSpec()
+    batch_scheduler: Literal["volcano", "yunikorn", "scheduler-plugins", "kai-scheduler"] | None = None
+    """A gang scheduler for every Ray workload the operator manages (chart ``batchScheduler.name``;
+    KubeRay 1.7.0 runs one for all of them). Install the scheduler itself first. Workloads tune it with
+    ``batchScheduling``; it excludes Kueue-queued workloads."""
     extra_values: dict[str, Any] = {}
     """Escape hatch: raw chart values merged last. Every key must exist in the chart's values."""
 
     @model_validator(mode="after")
     def _archive_matches_version(self) -> OperatorSpec:
         self.chart.check_archive("kuberay-operator", self.chart_version)
+        legacy = self.extra_values.get("batchScheduler")
+        if isinstance(legacy, dict) and legacy.get("enabled"):
+            raise ValueError(
+                "extraValues.batchScheduler.enabled: deprecated, and the operator exits when it is set with a name; "
+                "use batchScheduler: volcano"
+            )
         return self
 
     @property

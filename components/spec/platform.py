@@ -183,6 +183,7 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
         problems += _gcs_checks(spec, path, workload)
     problems += reference_checks(spec)
     problems += kueue_checks(spec)
+    problems += batch_scheduler_checks(spec)
     return problems
 
 
@@ -263,6 +264,36 @@ def kueue_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                     f"{lq.namespace!r} there",
                 )
             )
+    mk = kueue.multi_kueue
+    if mk is not None:
+        for i, name in enumerate(mk.cluster_queues):
+            if name not in queues:
+                problems.append(
+                    (
+                        f"kueue.multiKueue.clusterQueues[{i}]",
+                        f"unknown ClusterQueue {name!r} (defined: {', '.join(sorted(queues)) or 'none'})",
+                    )
+                )
+        if install is not None and not install.gate("MultiKueue"):
+            problems.append(
+                ("kueue.multiKueue", "needs Kueue's MultiKueue gate, switched off in kueue.install.featureGates")
+            )
+        if install is not None and mk.kueue_namespace not in (None, install.namespace):
+            problems.append(
+                (
+                    "kueue.multiKueue.kueueNamespace",
+                    f"Kueue runs in {install.namespace} (kueue.install.namespace); drop kueueNamespace",
+                )
+            )
+    for path, w in queued:
+        if w.kind == "RayCluster" and w.elastic and kueue.dispatched(w.namespace, w.queue):
+            problems.append(
+                (
+                    f"{path}.elastic",
+                    "Kueue refuses in-tree autoscaling on an elastic RayCluster that MultiKueue dispatches; set "
+                    "autoscaler.enabled: false and drop elastic, or queue it to a ClusterQueue that is not dispatched",
+                )
+            )
     declared = local | {(q.namespace, q.name) for q in spec.prerequisites.local_queues}
     classes = {c.name for c in kueue.priority_classes}
     for path, w in queued:
@@ -280,6 +311,60 @@ def kueue_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                     f"{path}.priorityClass",
                     f"unknown WorkloadPriorityClass {w.priority_class!r} (kueue.priorityClasses defines: "
                     f"{', '.join(sorted(classes)) or 'none'})",
+                )
+            )
+    return problems
+
+
+def batch_scheduler_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """What KubeRay 1.7.0's batch-scheduler integrations need or refuse (``controllers/ray/batchscheduler``)."""
+    scheduler = spec.operator.batch_scheduler
+    problems: list[tuple[str, str]] = []
+    for path, w in spec.workloads.all():
+        options = w.batch_scheduling
+        if scheduler is None:
+            if options is not None:
+                problems.append(
+                    (
+                        f"{path}.batchScheduling",
+                        "needs a batch scheduler: set operator.batchScheduler (volcano, yunikorn, scheduler-plugins, "
+                        "kai-scheduler)",
+                    )
+                )
+            continue
+        if w.queue:
+            problems.append(
+                (
+                    f"{path}.queue",
+                    f"Kueue and the operator's batch scheduler {scheduler} would both gate this workload; KubeRay "
+                    "applies its batch scheduler to every workload, so queue through one of them: drop queue or "
+                    "operator.batchScheduler",
+                )
+            )
+        if options is not None and options.priority_class and scheduler != "volcano":
+            problems.append((f"{path}.batchScheduling.priorityClass", f"only Volcano reads it, not {scheduler}"))
+        if scheduler == "kai-scheduler" and (options is None or not options.queue):
+            problems.append(
+                (
+                    f"{path}.batchScheduling.queue",
+                    "required with kai-scheduler: KAI leaves pods without a kai.scheduler/queue label pending",
+                )
+            )
+        if scheduler == "kai-scheduler" and isinstance(w, RayJobSpec) and w.submission_mode == "K8sJobMode":
+            problems.append(
+                (
+                    f"{path}.submissionMode",
+                    "KAI-Scheduler refuses RayJobs in K8sJobMode (the submitter pod comes after the gang); use "
+                    "SidecarMode",
+                )
+            )
+        if scheduler == "scheduler-plugins" and isinstance(w, RayJobSpec):
+            problems.append(
+                (
+                    path,
+                    "KubeRay 1.7.0's scheduler-plugins integration supports only RayClusters (its submission hook "
+                    "fails every RayJob, which then never leaves Initializing); run it as a RayCluster or use "
+                    "volcano or yunikorn",
                 )
             )
     return problems
@@ -331,6 +416,14 @@ def reference_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                 if ref is not None:
                     for ns in sorted(clients[name]):
                         need_secret(f"{base}.{field_name}", ns, ref.name, ref.key)
+    if spec.kueue.multi_kueue is not None:
+        for i, worker in enumerate(spec.kueue.multi_kueue.clusters):
+            need_secret(
+                f"kueue.multiKueue.clusters[{i}].kubeconfigSecret",
+                spec.kueue.namespace,
+                worker.kubeconfig_secret,
+                "kubeconfig",
+            )
     for path, w in spec.workloads.all():
         for i, secret in enumerate(w.secret_env):
             need_secret(f"{path}.secretEnv[{i}]", w.namespace, secret)

@@ -382,6 +382,20 @@ class NetworkPolicySpec(Model):
         return self.mode in ("DenyAll", "DenyAllIngress")
 
 
+class BatchSchedulingSpec(Model):
+    """How the operator's batch scheduler (``operator.batchScheduler``) treats this workload; written as
+    the labels KubeRay 1.7.0 reads (``controllers/ray/batchscheduler``)."""
+
+    queue: str | None = Field(default=None, pattern=r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$")
+    """The scheduler's queue: Volcano ``volcano.sh/queue-name``, YuniKorn ``yunikorn.apache.org/queue``
+    (e.g. ``root.research``), KAI ``kai.scheduler/queue`` (required there)."""
+    priority_class: K8sName | None = None
+    """Volcano only: a Kubernetes PriorityClass for the PodGroup (``ray.io/priority-class-name``)."""
+    gang: bool = True
+    """YuniKorn and scheduler-plugins: schedule the head and all workers together or not at all
+    (``ray.io/gang-scheduling-enabled``). Volcano and KAI always gang-schedule."""
+
+
 KUEUE_MAX_WORKER_GROUPS = 17
 """Kueue's limit of 18 pod sets per workload, one of them the head."""
 
@@ -416,6 +430,8 @@ class ClusterBase(Model):
     the workload suspended until its head and workers fit the ClusterQueue's quota."""
     priority_class: K8sName | None = None
     """A Kueue WorkloadPriorityClass (label ``kueue.x-k8s.io/priority-class``); needs ``queue``."""
+    batch_scheduling: BatchSchedulingSpec | None = None
+    """Queue, priority and gang scheduling under the operator's batch scheduler (not with ``queue``)."""
     elastic: bool = False
     """A queued workload that grows and shrinks with the Ray autoscaler (annotation
     ``kueue.x-k8s.io/elastic-job: "true"``, Kueue gate ElasticJobsViaWorkloadSlices, on since 0.18):

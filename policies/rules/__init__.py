@@ -88,6 +88,7 @@ RESOURCE_RULES: list[ResourceRule] = [
     managed_by.RULE,
     kueue.RAYJOB,
     kueue.ELASTIC,
+    kueue.BATCH_SCHEDULER,
     kueue.WORKER_GROUPS,
 ]
 

@@ -7,6 +7,9 @@
   (annotation ``kueue.x-k8s.io/elastic-job: "true"``, gate ElasticJobsViaWorkloadSlices): it admits
   a fixed size, and only workload slices follow the autoscaler (seeds ch. 8.3). A MultiKueue-managed
   elastic RayCluster cannot autoscale in-tree.
+- ``kueue-batch-scheduler``: a Kueue-queued workload carries no labels of KubeRay's batch schedulers
+  (Volcano, YuniKorn, scheduler-plugins, KAI): both would gate the same pods, each waiting for the
+  other.
 - ``kueue-worker-group-limit``: a Kueue-managed Ray workload has at most 17 worker groups (Kueue's
   pod-set limit, with head and submitter pod sets).
 
@@ -22,12 +25,14 @@ from components.manifests.ray_objects import (
     ELASTIC_JOB_ANNOTATION,
     MULTIKUEUE_MANAGER,
     as_list,
+    as_map,
     cluster_spec,
     dig,
     is_elastic,
     job_spec,
     job_spec_path,
     queue_name,
+    queued_metadata,
 )
 from components.spec.workloads import KUEUE_MAX_WORKER_GROUPS
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
@@ -77,6 +82,29 @@ def check_worker_groups(resource_type: str, props: Mapping[str, Any], ctx: RuleC
         yield f"{base}.workerGroupSpecs has {count} groups; Kueue admits at most {KUEUE_MAX_WORKER_GROUPS}"
 
 
+BATCH_SCHEDULER_LABELS = (
+    "volcano.sh/queue-name",
+    "ray.io/priority-class-name",
+    "yunikorn.apache.org/app-id",
+    "yunikorn.apache.org/queue",
+    "ray.io/gang-scheduling-enabled",
+    "kai.scheduler/queue",
+)
+"""Labels KubeRay 1.7.0's batch-scheduler integrations read (``controllers/ray/batchscheduler``)."""
+
+
+def check_batch_scheduler(resource_type: str, props: Mapping[str, Any], ctx: RuleContext) -> Iterator[str]:
+    if not _queued(props):
+        return
+    labels = as_map(queued_metadata(props).get("labels"))
+    for label in BATCH_SCHEDULER_LABELS:
+        if label in labels:
+            yield (
+                f"metadata.labels.{label}: a Kueue-queued workload cannot also go through a batch scheduler; "
+                "queue it through one of them"
+            )
+
+
 RAYJOB = ResourceRule(
     name="kueue-rayjob",
     description="Kueue-queued RayJobs set shutdownAfterJobFinishes: true and no clusterSelector.",
@@ -88,6 +116,12 @@ ELASTIC = ResourceRule(
     description="Queued Ray workloads autoscale in-tree only as elastic jobs.",
     levels=MANDATORY,
     check=check_elastic,
+)
+BATCH_SCHEDULER = ResourceRule(
+    name="kueue-batch-scheduler",
+    description="Kueue-queued Ray workloads carry no batch-scheduler labels (Volcano, YuniKorn, KAI).",
+    levels=MANDATORY,
+    check=check_batch_scheduler,
 )
 WORKER_GROUPS = ResourceRule(
     name="kueue-worker-group-limit",
