@@ -21,7 +21,13 @@ from components.manifests.operator_values import operator_values
 from components.manifests.quota_fit import queued_admissions
 from components.manifests.ray_objects import MULTIKUEUE_MANAGER, queue_name, queued_metadata
 from components.manifests.redis import RedisManifests, redis_manifests
-from components.manifests.workloads import ray_cluster, ray_job, ray_service, with_batch_scheduling
+from components.manifests.workloads import (
+    ray_cluster,
+    ray_job,
+    ray_service,
+    with_batch_scheduling,
+    with_elastic_gates,
+)
 from components.spec import CONFIG_KEY, ClusterBase, PlatformSpec, RayClusterSpec, RayJobSpec, RayServiceSpec
 from components.spec.platform import in_cluster_redis, storage_clients, upgrade_strategy
 
@@ -79,7 +85,9 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         return ray_cluster(w, pools, env, op_ns, stores)
 
     workloads = [
-        with_lifecycle_annotations(_dispatched(with_batch_scheduling(build(w), w, scheduler), spec))
+        with_lifecycle_annotations(
+            _dispatched(with_elastic_gates(with_batch_scheduling(build(w), w, scheduler), w), spec)
+        )
         for _, w in spec.workloads.all()
     ]
     clients = storage_clients(spec)

@@ -191,6 +191,8 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 """``"true"``: Kueue admits the workload in slices that follow its replicas (ElasticJobsViaWorkloadSlices)."""
+ELASTIC_JOB_SCHEDULING_GATE = "kueue.x-k8s.io/elastic-job"
+"""The scheduling gate Kueue keeps on an elastic workload's pod templates (``ElasticJobSchedulingGate``)."""
 MULTIKUEUE_MANAGER = "kueue.x-k8s.io/multikueue"
 """``spec.managedBy`` of a workload MultiKueue dispatches to a worker cluster (the local operator skips it)."""
 

@@ -9,7 +9,13 @@ import yaml
 from components.manifests.cluster import GcsStores, Pools, WorkerOptions, cluster_body
 from components.manifests.common import metadata
 from components.manifests.gateway import SERVING_AUTH_ANNOTATION
-from components.manifests.ray_objects import ELASTIC_JOB_ANNOTATION, PRIORITY_CLASS_LABEL, QUEUE_LABEL
+from components.manifests.ray_objects import (
+    ELASTIC_JOB_ANNOTATION,
+    ELASTIC_JOB_SCHEDULING_GATE,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_LABEL,
+    pod_groups,
+)
 from components.spec import (
     ClusterBase,
     LlmApp,
@@ -50,6 +56,21 @@ def _with_kueue(meta: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
     if w.elastic:
         meta.setdefault("annotations", {})[ELASTIC_JOB_ANNOTATION] = "true"
     return meta
+
+
+def with_elastic_gates(obj: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
+    """An elastic RayCluster's or RayService's pod templates carry Kueue's ``kueue.x-k8s.io/elastic-job``
+    scheduling gate. Kueue's webhook adds it on create and refuses an update without it
+    (``raycluster_webhook.go`` validateElasticJob): emitted here, the next ``pulumi up`` keeps it
+    instead of applying it away. (Kueue ungates the pods it admits, not the templates.)"""
+    if not w.elastic or obj["kind"] not in ("RayCluster", "RayService"):
+        return obj
+    for group in pod_groups(obj):
+        spec = group.group["template"].setdefault("spec", {})
+        gates = spec.setdefault("schedulingGates", [])
+        if {"name": ELASTIC_JOB_SCHEDULING_GATE} not in gates:
+            gates.append({"name": ELASTIC_JOB_SCHEDULING_GATE})
+    return obj
 
 
 BATCH_QUEUE_LABELS = {
