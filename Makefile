@@ -111,11 +111,12 @@ check: $(DEV_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Debian packages the tests run for real: redis-server (the GCS Redis durability test). Installed as
-# root when missing; elsewhere the tests that need them skip (and fail under CI=true).
-DEB_PACKAGES := redis-server
+# Tools the tests run for real, as command:Debian package: redis-server (the GCS Redis durability
+# test), promtool from prometheus (alert rules checked and unit-tested). Installed as root when
+# missing; elsewhere the tests that need them skip (and fail under CI=true).
+DEB_TOOLS := redis-server:redis-server promtool:prometheus
 system-packages:
-	@missing=""; for p in $(DEB_PACKAGES); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	@missing=""; for t in $(DEB_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			export DEBIAN_FRONTEND=noninteractive; \

@@ -15,7 +15,6 @@ what it names is missing). Queued workloads wait for all of them; on destroy the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import pulumi
@@ -23,6 +22,7 @@ import pulumi_kubernetes as k8s
 
 from components.charts import chart_source_args, crd_transform
 from components.manifests.kueue_install import KueueInstallManifests
+from components.objects import KubernetesObject
 
 KUEUE_QUEUES_TYPE = "kuberay-platform:index:KueueQueues"
 STAGES = (
@@ -32,17 +32,6 @@ STAGES = (
     ("ClusterQueue",),
     ("LocalQueue",),
 )
-
-
-class KubernetesObject(pulumi.CustomResource):
-    """Any Kubernetes object through the Kubernetes provider (type ``kubernetes:<apiVersion>:<kind>``),
-    top-level fields included: ``apiextensions.CustomResource`` passes only ``spec``, and a
-    WorkloadPriorityClass has ``value`` and ``description`` beside its metadata."""
-
-    def __init__(self, name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
-        # The provider plugin of the installed SDK, as the SDK's own resources ask for it.
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=metadata.version("pulumi-kubernetes")))
-        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import pulumi
 
 from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
+from components.monitoring import RayMonitoring, RayMonitoringArgs
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
 from components.storage import GcsStorage, GcsStorageArgs
@@ -76,6 +77,15 @@ class KubeRayPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue]
             ),
+        )
+        self.monitoring = (
+            RayMonitoring(
+                f"{name}-monitoring",
+                RayMonitoringArgs(objects=manifests.monitoring, after=[self.namespaces]),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if manifests.monitoring
+            else None
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}
         self.register_outputs(

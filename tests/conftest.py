@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,17 @@ def needs_shared(path: Path) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def needs_tool(command: str, package: str) -> str:
+    """The path of ``command``; skip without it (fail under ``CI=true``: ``make test`` installs the
+    Debian ``package`` as root)."""
+    path = shutil.which(command)
+    if path is not None:
+        return path
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{command} is not installed (make test installs Debian's {package} as root)")
+    pytest.skip(f"needs {command} (Debian package {package})")
 
 
 @pytest.fixture()

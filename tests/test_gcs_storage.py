@@ -149,7 +149,7 @@ def test_ray_reaches_the_redis_by_its_service_with_the_password_from_a_secret_re
     # Read from the RayCluster, to which KubeRay copies a RayService's annotations.
     assert obj["metadata"]["annotations"]["ray.io/gcs-ft-deletion-timeout"] == "900"
     head = obj["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]
-    assert head["metadata"]["labels"] == {STORAGE_LABEL: "redis-gcs"}
+    assert head["metadata"]["labels"] == {STORAGE_LABEL: "redis-gcs", "kuberay-platform.io/workload": "chat"}
 
 
 def test_the_network_policy_admits_only_client_heads_and_kuberays_cleanup_job() -> None:

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -97,12 +98,13 @@ def test_a_task_runs_on_the_worker_never_on_the_head(ray_processes, tmp_path: Pa
     # Local adjustments only: two nodes share one machine, so each gets free ports, a small object
     # store and its own temp dir; every Ray parameter from the manifest stays as rendered.
     local = {"object-store-memory": str(100 * 1024 * 1024), "node-ip-address": "127.0.0.1"}
+    head_metrics, worker_metrics = free_port(), free_port()
     head_argv = with_flags(
         ray_start_command(head),
         {
             "port": gcs,
             "dashboard-port": free_port(),
-            "metrics-export-port": free_port(),
+            "metrics-export-port": head_metrics,
             "dashboard-agent-listen-port": free_port(),
             "temp-dir": short_tmp,
             **local,
@@ -110,7 +112,7 @@ def test_a_task_runs_on_the_worker_never_on_the_head(ray_processes, tmp_path: Pa
     )
     worker_argv = with_flags(
         ray_start_command(worker, f"127.0.0.1:{gcs}"),
-        {"metrics-export-port": free_port(), "dashboard-agent-listen-port": free_port(), **local},
+        {"metrics-export-port": worker_metrics, "dashboard-agent-listen-port": free_port(), **local},
     )
     _start(head_argv, env, tmp_path / "head.log", ray_processes)
     _wait_started(tmp_path / "head.log", ray_processes[-1])
@@ -146,3 +148,29 @@ def test_a_task_runs_on_the_worker_never_on_the_head(ray_processes, tmp_path: Pa
     lines = dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
     assert lines["head-cpus"] == "0"
     assert lines["head"] not in lines["placed"]
+    # The metrics the platform's alert rules read (components.manifests.monitoring), as Ray 2.60 exports
+    # them on each node's metrics port: the GCS's health checks on the head, one node series per node.
+    head_names = wait_for_metrics(head_metrics, GCS_HEARTBEAT, "ray_node_cpu_count")
+    assert any(line.startswith(GCS_HEARTBEAT) and 'Component="gcs_server"' in line for line in head_names)
+    wait_for_metrics(worker_metrics, "ray_node_cpu_count")
+
+
+GCS_HEARTBEAT = "ray_health_check_rpc_latency_ms_count"
+
+
+def wait_for_metrics(port: int, *names: str, timeout: float = 90) -> list[str]:
+    """The sample lines of a node's metrics endpoint once every name in ``names`` is among them (Ray
+    reports every few seconds)."""
+    deadline = time.monotonic() + timeout
+    lines: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                lines = [line for line in response.read().decode().splitlines() if not line.startswith("#")]
+        except OSError:
+            lines = []
+        if all(any(line.startswith(name + "{") for line in lines) for name in names):
+            return lines
+        time.sleep(2)
+    found = sorted({line.split("{", 1)[0] for line in lines})
+    raise AssertionError(f"port {port} never exported {names}; it exports {found}")

@@ -4,7 +4,6 @@ renders, with the password the way the container passes it (``--requirepass``)."
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
@@ -14,10 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from components.manifests.redis import CONFIG_DIR, DATA_DIR, redis_conf, redis_objects
 from components.spec.storage import REDIS_VERSION, InClusterRedis
+from tests.conftest import needs_tool
 
 PASSWORD = "durability-test-password"
 KEYS = 10_000
@@ -25,12 +23,7 @@ SPEC = InClusterRedis.model_validate({"type": "redis", "namespace": "ray-serving
 
 
 def redis_server() -> str:
-    path = shutil.which("redis-server")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not installed (make test installs Debian's redis-server as root)")
-        pytest.skip("needs redis-server (Debian package redis-server)")
-    return path
+    return needs_tool("redis-server", "redis-server")
 
 
 def free_port() -> int:

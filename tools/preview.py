@@ -148,6 +148,11 @@ def prerequisites_section(spec: PlatformSpec) -> list[str]:
         rows.append(f"| NFS export | `{export.server}:{export.path}` | exported to every node that runs Ray pods |")
     if pre.gateway_api:
         rows.append("| Gateway API | CRDs v1.6.1 (standard channel) + a controller | installed cluster-wide |")
+    if pre.prometheus_operator:
+        rows.append(
+            "| Prometheus | prometheus-operator CRDs (v0.93) and a Prometheus selecting the stack's monitors and "
+            "rules (e.g. kube-prometheus-stack) | installed |"
+        )
     if pre.tpu_webhook:
         rows.append("| Ray TPU webhook | ai-on-gke `kuberay-tpu-webhook` or the GKE Ray add-on | installed |")
     if pre.kueue:
@@ -317,6 +322,36 @@ def capacity_table(items: list[Capacity]) -> list[str]:
     return lines
 
 
+def monitoring_section(result: PreviewResult) -> list[str]:
+    """What the stack's Prometheus gets: monitors, and each alert with its severity and delay."""
+    monitoring = result.spec.monitoring
+    assert monitoring is not None
+    objects = [m for m in result.manifests if str(m.get("apiVersion", "")).startswith("monitoring.coreos.com/")]
+    lines = [
+        f"In `{monitoring.prometheus.namespace}`, labelled "
+        + ", ".join(f"`{k}: {v}`" for k, v in monitoring.prometheus.selector_labels.items())
+        + "; the operator's ServiceMonitor comes with its chart. Metric sources: `docs/monitoring.md`.",
+        "",
+        *(f"- {m['kind']} `{m['metadata']['name']}`" for m in objects if m["kind"] == "PodMonitor"),
+        "",
+        "| alert | severity | for | runbook |",
+        "| --- | --- | --- | --- |",
+    ]
+    for rule in (
+        r
+        for m in objects
+        if m["kind"] == "PrometheusRule"
+        for g in m["spec"]["groups"]
+        for r in g["rules"]
+        if "alert" in r
+    ):
+        lines.append(
+            f"| {rule['alert']} | {rule['labels']['severity']} | {rule.get('for', '-')} | "
+            f"{rule['annotations']['runbook_url']} |"
+        )
+    return lines
+
+
 def kueue_quota_table(rows: list[QuotaRow]) -> list[str]:
     """Each ClusterQueue's room per flavor and resource against what the stack queues there at most
     (the largest workload, and all of them at once, each at its largest size)."""
@@ -381,6 +416,8 @@ def render_summary(result: PreviewResult) -> str:
             "- feature gate overrides: "
             + (", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(install.feature_gates.items())) or "none"),
         ]
+    if spec.monitoring is not None:
+        lines += ["", "## Monitoring", "", *monitoring_section(result)]
     if result.unset_secrets:
         lines += ["", "## Secrets to set before `pulumi up`", ""]
         lines += [f"- `pulumi config set --secret {key} <value>`" for key in result.unset_secrets]

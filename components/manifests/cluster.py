@@ -30,13 +30,21 @@ from components.spec.workloads import SharedVolume, Toleration
 
 Pools = Mapping[str, CpuPool | GpuPool | TpuPool]
 
-# Port names are the ones KubeRay looks up (ray-operator utils: gcs-server, dashboard, client, metrics).
+# Port names are the ones KubeRay looks up (ray-operator utils: gcs-server, dashboard, client, metrics),
+# and the metrics ports of Ray's autoscaler and dashboard, which KubeRay does not declare (its
+# PodMonitor example scrapes them by these names).
 HEAD_PORTS = [
     {"containerPort": 6379, "name": "gcs-server"},
     {"containerPort": 8265, "name": "dashboard"},
     {"containerPort": 10001, "name": "client"},
     {"containerPort": 8080, "name": "metrics"},
+    {"containerPort": 44217, "name": "as-metrics"},
+    {"containerPort": 44227, "name": "dash-metrics"},
 ]
+WORKLOAD_LABEL = "kuberay-platform.io/workload"
+"""On every Ray pod template: which workload (RayCluster, RayJob, RayService) the pod serves, whatever
+the name of the RayCluster behind it (RayServices and RayJobs generate theirs). Monitoring groups
+Ray's metrics by it."""
 SERVE_PORT = {"containerPort": 8000, "name": "serve"}
 AUTOSCALER_RESOURCES = Resources(cpu="500m", memory="512Mi")
 """The autoscaler sidecar's requests and limits (KubeRay's samples use the same)."""
@@ -293,4 +301,6 @@ def cluster_body(
         body["networkPolicy"] = network_policy(kind, w.network_policy, operator_namespace)
     if w.mtls:
         body["tlsOptions"] = {"enabled": True}
+    for template in [head["template"], *(g["template"] for g in body["workerGroupSpecs"])]:
+        template.setdefault("metadata", {}).setdefault("labels", {})[WORKLOAD_LABEL] = w.name
     return body

@@ -11,9 +11,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.spec import OperatorSpec
+from components.spec.monitoring import MonitoringSpec
 
 
-def operator_values(spec: OperatorSpec, feature_gates: list[dict[str, Any]]) -> dict[str, Any]:
+def operator_values(
+    spec: OperatorSpec, feature_gates: list[dict[str, Any]], monitoring: MonitoringSpec | None = None
+) -> dict[str, Any]:
+    """With ``monitoring`` the chart's ServiceMonitor is on, in Prometheus's namespace, carrying the
+    labels Prometheus selects by (``templates/servicemonitor.yaml``; it scrapes the operator's
+    ``http`` port with ``honorLabels``, so the operator's ``namespace``/``name`` labels stay those of
+    the Ray objects)."""
     profile = spec.profile
     resources = spec.resources or profile.resources
     values: dict[str, Any] = {
@@ -36,6 +43,11 @@ def operator_values(spec: OperatorSpec, feature_gates: list[dict[str, Any]]) -> 
         "resources": resources.model_dump(),
         "leaderElectionEnabled": True,
     }
+    if monitoring is not None:
+        monitor = values["metrics"]["serviceMonitor"]
+        monitor["enabled"] = True
+        monitor["additionalLabels"] = {**monitoring.prometheus.selector_labels, **monitor["additionalLabels"]}
+        monitor["namespace"] = monitoring.prometheus.namespace
     if spec.batch_scheduler is not None:
         # Only the name: with the deprecated ``enabled`` as well the operator exits at start
         # (ValidateBatchSchedulerConfig, KubeRay 1.7.0).

@@ -11,11 +11,13 @@ from typing import Any
 
 from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans
+from components.manifests.cluster import has_gpus
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
 from components.manifests.kueue import kueue_objects
 from components.manifests.kueue_install import KueueInstallManifests, kueue_install
 from components.manifests.lifecycle import with_lifecycle_annotations
+from components.manifests.monitoring import pod_monitors, prometheus_rule, rule_groups
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
 from components.manifests.quota_fit import queued_admissions
@@ -28,7 +30,15 @@ from components.manifests.workloads import (
     with_batch_scheduling,
     with_elastic_gates,
 )
-from components.spec import CONFIG_KEY, ClusterBase, PlatformSpec, RayClusterSpec, RayJobSpec, RayServiceSpec
+from components.spec import (
+    CONFIG_KEY,
+    ClusterBase,
+    LlmApp,
+    PlatformSpec,
+    RayClusterSpec,
+    RayJobSpec,
+    RayServiceSpec,
+)
 from components.spec.platform import in_cluster_redis, storage_clients, upgrade_strategy
 
 
@@ -53,10 +63,31 @@ class PlatformManifests:
     """Kueue ResourceFlavors, WorkloadPriorityClasses, ClusterQueues and LocalQueues, in creation order."""
     kueue_install: KueueInstallManifests | None = None
     """Kueue itself, when the stack installs it (``kueue.install``)."""
+    monitoring: list[dict[str, Any]] = field(default_factory=list)
+    """PodMonitors and the PrometheusRule (``platform.monitoring``), in Prometheus's namespace."""
 
     @property
     def capacity(self) -> list[Capacity]:
         return plans(self.workloads)
+
+
+def monitoring_objects(spec: PlatformSpec, workloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """PodMonitors over the namespaces of the stack's workloads, and the environment's rules."""
+    monitoring = spec.monitoring
+    if monitoring is None:
+        return []
+    env, pools = spec.environment, spec.workloads.pools
+    watched = sorted({w.namespace for _, w in spec.workloads.all()})
+    groups = rule_groups(
+        monitoring,
+        workloads,
+        watched,
+        spec.operator.namespace,
+        has_gpus=any(has_gpus(w, pools) for _, w in spec.workloads.all()),
+        has_llm=any(isinstance(a, LlmApp) for s in spec.workloads.ray_services for a in s.applications),
+    )
+    monitors = pod_monitors(monitoring, watched, env) if watched else []
+    return [*monitors, prometheus_rule(monitoring, groups, env)]
 
 
 def _dispatched(obj: dict[str, Any], spec: PlatformSpec) -> dict[str, Any]:
@@ -122,7 +153,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         # The operator runs with a restricted securityContext (non-root, no privilege escalation,
         # all capabilities dropped, RuntimeDefault seccomp), so its namespace can enforce restricted.
         operator_namespace=namespace(spec.operator.namespace, env, "kuberay-operator", "restricted", kube),
-        operator_values=operator_values(spec.operator, gates),
+        operator_values=operator_values(spec.operator, gates, spec.monitoring),
         # Ray images run as a non-root user but KubeRay-injected containers do not all declare a
         # restricted securityContext: enforce baseline, warn and audit restricted.
         workload_namespaces=[namespace(n, env, "ray-workloads", "baseline", kube) for n in names],
@@ -131,5 +162,6 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         gates_needed=needed,
         redis=redis,
         kueue=kueue,
+        monitoring=monitoring_objects(spec, workloads),
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
     )

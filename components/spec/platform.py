@@ -22,6 +22,7 @@ from components.spec.base import (
     Quantity,
 )
 from components.spec.kueue import RAY_FRAMEWORKS, ClusterQueueSpec, KueueSpec
+from components.spec.monitoring import MonitoringSpec
 from components.spec.operator import OperatorSpec
 from components.spec.storage import (
     ExternalRedis,
@@ -91,6 +92,9 @@ class PrerequisitesSpec(Model):
     RayService upgrades name. Without the CRDs KubeRay's gateway reconcile fails before it creates
     the RayService's cluster and Services (``reconcileGateway`` runs first), and without a controller
     the traffic never moves (``IsGatewayReady``)."""
+    prometheus_operator: bool = False
+    """The prometheus-operator CRDs (ServiceMonitor, PodMonitor, PrometheusRule; v0.93) and a Prometheus
+    that selects the stack's monitors and rules: needed by ``monitoring``."""
     tpu_webhook: bool = False
     """The Ray TPU webhook (ai-on-gke ``kuberay-tpu-webhook``; the GKE Ray add-on includes it). Multi-host
     TPU slices need ``TPU_WORKER_ID``, ``TPU_NAME`` and ``TPU_WORKER_HOSTNAMES`` in every host's pod:
@@ -118,6 +122,8 @@ class PlatformSpec(Model):
     """GCS fault-tolerance storage by name (``type: redis`` in-cluster, or ``type: external``),
     referenced by workloads' ``gcsFaultTolerance.storage``."""
     workloads: WorkloadsSpec = WorkloadsSpec()
+    monitoring: MonitoringSpec | None = None
+    """PodMonitors, the operator's ServiceMonitor, alert rules and dashboards (``components.spec.monitoring``)."""
 
     @property
     def namespaces_protected(self) -> bool:
@@ -184,6 +190,14 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     problems += reference_checks(spec)
     problems += kueue_checks(spec)
     problems += batch_scheduler_checks(spec)
+    if spec.monitoring is not None and not spec.prerequisites.prometheus_operator:
+        problems.append(
+            (
+                "prerequisites.prometheusOperator",
+                "monitoring needs the prometheus-operator CRDs and a Prometheus (e.g. kube-prometheus-stack); "
+                "install them, then set platform.prerequisites.prometheusOperator: true",
+            )
+        )
     return problems
 
 
