@@ -78,16 +78,31 @@ def test_the_pods_carry_what_the_monitors_read() -> None:
     assert (ports["metrics"], ports["as-metrics"], ports["dash-metrics"]) == (8080, 44217, 44227)
 
 
-def test_the_operators_service_monitor_comes_from_the_chart() -> None:
-    values = build(platform(rayClusters=[cluster()])).operator_values
-    assert values["metrics"]["serviceMonitor"] == {
-        "enabled": True,
-        "interval": "30s",
-        "additionalLabels": {"prometheus": "platform"},
-        "namespace": "obs",
+def test_the_operators_service_monitor_selects_the_charts_service() -> None:
+    built = build(platform(rayClusters=[cluster()]))
+    # Not the chart's: a chart rendering a ServiceMonitor needs the API server to say it is namespaced.
+    assert built.operator_values["metrics"]["serviceMonitor"]["enabled"] is False
+    (monitor,) = [o for o in built.monitoring if o["kind"] == "ServiceMonitor"]
+    assert monitor["metadata"]["namespace"] == "obs" and monitor["metadata"]["labels"]["prometheus"] == "platform"
+    assert monitor["spec"] == {
+        "endpoints": [{"path": "/metrics", "targetPort": "http", "interval": "30s", "honorLabels": True}],
+        "namespaceSelector": {"matchNames": ["kuberay-system"]},
+        "selector": {
+            "matchLabels": {
+                "app.kubernetes.io/name": "kuberay-operator",
+                "app.kubernetes.io/instance": "kuberay-operator",
+            }
+        },
     }
     upstream = json.loads((REPO / "schemas" / "charts" / "kuberay-operator.json").read_text())["values"]
-    assert unknown_keys(values, upstream) == []
+    assert unknown_keys(built.operator_values, upstream) == []
+    both = platform(rayClusters=[cluster()])
+    both["operator"] = {"serviceMonitor": {"enabled": True}}
+    with pytest.raises(ConfigError) as info:
+        build(both)
+    assert any(
+        "operator.serviceMonitor.enabled: monitoring emits the operator's ServiceMonitor" in x for x in info.value.lines
+    )
 
 
 def test_every_alert_is_documented_and_linked_to_its_runbook_section() -> None:
@@ -138,3 +153,67 @@ def test_monitoring_needs_the_prometheus_operator() -> None:
         "platform.prerequisites.prometheusOperator: monitoring needs the prometheus-operator CRDs" in x
         for x in info.value.lines
     )
+
+
+PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool", "offset"}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads: identifiers that are neither functions, keywords,
+    label names (inside braces or grouping clauses) nor strings and durations."""
+    text = re.sub(r'"[^"]*"', '""', expr)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    names = set()
+    for m in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", text):
+        rest = text[m.end() :].lstrip()
+        if rest.startswith("(") or m.group(0) in PROMQL_WORDS:
+            continue
+        names.add(m.group(0))
+    return names
+
+
+def test_metric_names_are_read_from_promql() -> None:
+    expr = 'sum by (le, a) (rate(x_bucket{b="c"}[5m])) > on (a) group_left y or vector(0) unless z{q=~"v"}'
+    assert metric_names(expr) == {"x_bucket", "y", "z"}
+
+
+def test_every_dashboard_and_rule_query_reads_a_metric_the_rules_or_exporters_produce() -> None:
+    from components.manifests.monitoring import EXPORTED_METRICS
+
+    result = run_preview("prod")
+    assert result.exit_code == 0
+    (rule,) = [o for o in result.manifests if o["kind"] == "PrometheusRule"]
+    rules = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    recorded = {r["record"] for r in rules if "record" in r}
+    known = set(EXPORTED_METRICS) | recorded
+    boards = [
+        json.loads(text)
+        for o in result.manifests
+        if o["kind"] == "ConfigMap" and o["metadata"].get("labels", {}).get("grafana_dashboard") == "1"
+        for text in o["data"].values()
+    ]
+    assert {b["uid"] for b in boards} == {"kuberay-platform-prod-workloads", "kuberay-platform-prod-serving"}
+    queries = [t["expr"] for b in boards for p in b["panels"] for t in p["targets"]]
+    assert len(queries) >= 12
+    for expr in queries + [r["expr"] for r in rules]:
+        names = metric_names(expr)
+        assert names or expr.startswith("label_replace("), expr  # only the minimums are constants
+        assert names <= known, f"{expr}: unknown metric(s) {sorted(names - known)}"
+    # ...and each exporter metric is documented with its source.
+    monitoring_md = (REPO / "docs" / "monitoring.md").read_text()
+    assert [m for m in EXPORTED_METRICS if m.removesuffix("_bucket").removesuffix("_count") not in monitoring_md] == []
+
+
+def test_dashboards_are_valid_grafana_json_in_the_sidecars_configmaps() -> None:
+    built = build(platform(rayClusters=[cluster()]))
+    (config_map,) = [o for o in built.monitoring if o["kind"] == "ConfigMap"]  # no services: no serving board
+    assert config_map["metadata"]["namespace"] == "obs" and config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
+    (text,) = config_map["data"].values()
+    board = json.loads(text)
+    assert board["uid"] == "kuberay-platform-staging-workloads" and len(board["panels"]) == 6
+    assert all(p["datasource"] == {"type": "prometheus", "uid": "${datasource}"} for p in board["panels"])
+    assert len({p["id"] for p in board["panels"]}) == 6
+    off = build(platform(rayClusters=[cluster()], monitoring={**MONITORING, "dashboards": {"enabled": False}}))
+    assert [o for o in off.monitoring if o["kind"] == "ConfigMap"] == []

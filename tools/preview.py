@@ -333,6 +333,12 @@ def monitoring_section(result: PreviewResult) -> list[str]:
         + "; the operator's ServiceMonitor comes with its chart. Metric sources: `docs/monitoring.md`.",
         "",
         *(f"- {m['kind']} `{m['metadata']['name']}`" for m in objects if m["kind"] == "PodMonitor"),
+        *(
+            f"- Grafana dashboard ConfigMap `{m['metadata']['namespace']}/{m['metadata']['name']}`"
+            for m in result.manifests
+            if m["kind"] == "ConfigMap"
+            and monitoring.dashboards.labels.items() <= (m["metadata"].get("labels") or {}).items()
+        ),
         "",
         "| alert | severity | for | runbook |",
         "| --- | --- | --- | --- |",

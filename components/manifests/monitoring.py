@@ -35,6 +35,27 @@ from components.spec.monitoring import RUNBOOK_PATH, MonitoringSpec
 API_VERSION = "monitoring.coreos.com/v1"
 HEAD_METRICS_PORTS = ("metrics", "as-metrics", "dash-metrics")
 """Ray's metrics agent (8080), the autoscaler (44217) and the dashboard (44227) on the head."""
+EXPORTED_METRICS = {
+    "kuberay_cluster_condition_provisioned": "KubeRay operator",
+    "kuberay_job_deployment_status": "KubeRay operator",
+    "kuberay_service_condition_ready": "KubeRay operator",
+    "kuberay_service_condition_upgrade_in_progress": "KubeRay operator",
+    "controller_runtime_reconcile_errors_total": "KubeRay operator (controller-runtime)",
+    "ray_health_check_rpc_latency_ms_count": "Ray GCS (head)",
+    "ray_node_cpu_count": "Ray metrics agent (every node)",
+    "ray_node_cpu_utilization": "Ray metrics agent (every node)",
+    "ray_serve_deployment_replica_healthy": "Ray Serve controller (head)",
+    "ray_serve_num_http_requests_total": "Ray Serve proxy",
+    "ray_vllm_time_to_first_token_seconds_bucket": "vLLM via Ray Serve LLM (workers)",
+    "ray_vllm_request_time_per_output_token_seconds_bucket": "vLLM via Ray Serve LLM (workers)",
+    "ray_vllm_num_requests_waiting": "vLLM via Ray Serve LLM (workers)",
+    "ray_vllm_kv_cache_usage_perc": "vLLM via Ray Serve LLM (workers)",
+    "DCGM_FI_DEV_FB_USED": "NVIDIA dcgm-exporter",
+    "DCGM_FI_DEV_FB_FREE": "NVIDIA dcgm-exporter",
+    "DCGM_FI_DEV_GPU_UTIL": "NVIDIA dcgm-exporter",
+    "ALERTS": "Prometheus (its alerts)",
+}
+"""Every metric the rules and dashboards read, by exporter (``docs/monitoring.md`` cites each source)."""
 RAY_POD_LABELS = {"app.kubernetes.io/created-by": "kuberay-operator"}
 """Set by KubeRay on every Ray pod (``labelPod``), whatever the template says."""
 RAY_CONTROLLERS = ("raycluster", "rayjob", "rayservice", "raycronjob", "raycluster-mtls", "networkpolicy")
@@ -92,6 +113,38 @@ def pod_monitors(spec: MonitoringSpec, namespaces: Sequence[str], environment: s
             }
         )
     return out
+
+
+OPERATOR_RELEASE = "kuberay-operator"
+"""The operator chart's release name (``components.operator``): its Service carries
+``app.kubernetes.io/name`` and ``app.kubernetes.io/instance`` of this value."""
+
+
+def operator_service_monitor(
+    spec: MonitoringSpec, operator_namespace: str, interval: str, environment: str
+) -> dict[str, Any]:
+    """What the chart's ``templates/servicemonitor.yaml`` renders (endpoint ``http`` ``/metrics``,
+    ``honorLabels`` so KubeRay's ``namespace``/``name`` labels stay the Ray objects'), in Prometheus's
+    namespace with its selector labels."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": f"kuberay-platform-{environment}-operator",
+            "namespace": spec.prometheus.namespace,
+            "labels": _labels(spec, environment),
+        },
+        "spec": {
+            "endpoints": [{"path": "/metrics", "targetPort": "http", "interval": interval, "honorLabels": True}],
+            "namespaceSelector": {"matchNames": [operator_namespace]},
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": OPERATOR_RELEASE,
+                    "app.kubernetes.io/instance": OPERATOR_RELEASE,
+                }
+            },
+        },
+    }
 
 
 def worker_minimums(workloads: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str, int]]:

@@ -17,10 +17,10 @@ from components.spec.monitoring import MonitoringSpec
 def operator_values(
     spec: OperatorSpec, feature_gates: list[dict[str, Any]], monitoring: MonitoringSpec | None = None
 ) -> dict[str, Any]:
-    """With ``monitoring`` the chart's ServiceMonitor is on, in Prometheus's namespace, carrying the
-    labels Prometheus selects by (``templates/servicemonitor.yaml``; it scrapes the operator's
-    ``http`` port with ``honorLabels``, so the operator's ``namespace``/``name`` labels stay those of
-    the Ray objects)."""
+    """With ``monitoring`` the chart's own ServiceMonitor stays off: the platform emits the operator's
+    ServiceMonitor itself (``components.manifests.monitoring.operator_service_monitor``). A chart
+    rendering one makes ``helm.v4.Chart`` ask the API server whether the kind is namespaced, which
+    fails wherever no cluster answers (render mode, offline previews)."""
     profile = spec.profile
     resources = spec.resources or profile.resources
     values: dict[str, Any] = {
@@ -44,10 +44,7 @@ def operator_values(
         "leaderElectionEnabled": True,
     }
     if monitoring is not None:
-        monitor = values["metrics"]["serviceMonitor"]
-        monitor["enabled"] = True
-        monitor["additionalLabels"] = {**monitoring.prometheus.selector_labels, **monitor["additionalLabels"]}
-        monitor["namespace"] = monitoring.prometheus.namespace
+        values["metrics"]["serviceMonitor"]["enabled"] = False
     if spec.batch_scheduler is not None:
         # Only the name: with the deprecated ``enabled`` as well the operator exits at start
         # (ValidateBatchSchedulerConfig, KubeRay 1.7.0).

@@ -12,12 +12,13 @@ from typing import Any
 from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans
 from components.manifests.cluster import has_gpus
+from components.manifests.dashboards import dashboard_config_maps
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
 from components.manifests.kueue import kueue_objects
 from components.manifests.kueue_install import KueueInstallManifests, kueue_install
 from components.manifests.lifecycle import with_lifecycle_annotations
-from components.manifests.monitoring import pod_monitors, prometheus_rule, rule_groups
+from components.manifests.monitoring import operator_service_monitor, pod_monitors, prometheus_rule, rule_groups
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
 from components.manifests.quota_fit import queued_admissions
@@ -29,6 +30,7 @@ from components.manifests.workloads import (
     ray_service,
     with_batch_scheduling,
     with_elastic_gates,
+    with_history_collector,
 )
 from components.spec import (
     CONFIG_KEY,
@@ -87,7 +89,13 @@ def monitoring_objects(spec: PlatformSpec, workloads: list[dict[str, Any]]) -> l
         has_llm=any(isinstance(a, LlmApp) for s in spec.workloads.ray_services for a in s.applications),
     )
     monitors = pod_monitors(monitoring, watched, env) if watched else []
-    return [*monitors, prometheus_rule(monitoring, groups, env)]
+    dashboards = dashboard_config_maps(
+        monitoring, env, watched, spec.operator.namespace, serving=bool(spec.workloads.ray_services)
+    )
+    operator = operator_service_monitor(
+        monitoring, spec.operator.namespace, spec.operator.service_monitor.interval, env
+    )
+    return [*monitors, operator, prometheus_rule(monitoring, groups, env), *dashboards]
 
 
 def _dispatched(obj: dict[str, Any], spec: PlatformSpec) -> dict[str, Any]:
@@ -117,7 +125,12 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
 
     workloads = [
         with_lifecycle_annotations(
-            _dispatched(with_elastic_gates(with_batch_scheduling(build(w), w, scheduler), w), spec)
+            _dispatched(
+                with_history_collector(
+                    with_elastic_gates(with_batch_scheduling(build(w), w, scheduler), w), w, spec.history_server
+                ),
+                spec,
+            )
         )
         for _, w in spec.workloads.all()
     ]

@@ -14,6 +14,7 @@ from components.manifests.ray_objects import (
     ELASTIC_JOB_SCHEDULING_GATE,
     PRIORITY_CLASS_LABEL,
     QUEUE_LABEL,
+    cluster_spec,
     pod_groups,
 )
 from components.spec import (
@@ -25,6 +26,7 @@ from components.spec import (
     ServeApp,
     upgrade_strategy,
 )
+from components.spec.monitoring import HISTORY_BUCKET_ENV, HistoryServerSpec
 
 LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 LLM_GRACE_PERIOD_SECONDS = 600
@@ -70,6 +72,42 @@ def with_elastic_gates(obj: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
         gates = spec.setdefault("schedulingGates", [])
         if {"name": ELASTIC_JOB_SCHEDULING_GATE} not in gates:
             gates.append({"name": ELASTIC_JOB_SCHEDULING_GATE})
+    return obj
+
+
+def history_collector_env(history: HistoryServerSpec) -> list[dict[str, Any]]:
+    """The collector's environment: the storage as KubeRay validates it (``STORAGE_BACKEND`` a literal,
+    the backend's bucket, region and endpoint variables), credentials from Secrets."""
+    s = history.storage
+    env: list[dict[str, Any]] = [
+        {"name": "STORAGE_BACKEND", "value": s.backend},
+        {"name": HISTORY_BUCKET_ENV[s.backend], "value": s.bucket},
+    ]
+    region = {"s3": "S3_REGION", "aliyunoss": "OSS_REGION"}.get(s.backend)
+    if s.region and region:
+        env.append({"name": region, "value": s.region})
+    endpoint = {"s3": "S3_ENDPOINT", "aliyunoss": "OSS_ENDPOINT", "azureblob": "AZURE_STORAGE_ACCOUNT_URL"}.get(
+        s.backend
+    )
+    if s.endpoint and endpoint:
+        env.append({"name": endpoint, "value": s.endpoint})
+    env += [
+        {"name": name, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
+        for name, ref in sorted(history.credentials.items())
+    ]
+    return env
+
+
+def with_history_collector(obj: dict[str, Any], w: ClusterBase, history: HistoryServerSpec | None) -> dict[str, Any]:
+    """``historyServerOptions`` on the cluster of a workload with ``historyServer: true``."""
+    found = cluster_spec(obj)
+    if not w.history_server or history is None or found is None:
+        return obj
+    cluster = found[1]
+    assert isinstance(cluster, dict)
+    cluster["historyServerOptions"] = {
+        "collectorOptions": {"image": history.collector_image, "env": history_collector_env(history)}
+    }
     return obj
 
 

@@ -4,9 +4,12 @@ alerts on, and the Grafana dashboards it ships. Needs the prometheus-operator CR
 
 from __future__ import annotations
 
-from pydantic import AnyHttpUrl, Field
+from typing import Literal
+
+from pydantic import AnyHttpUrl, Field, model_validator
 
 from components.spec.base import K8sName, Model
+from components.spec.storage import SecretKeyRef
 
 
 class PrometheusSpec(Model):
@@ -60,3 +63,67 @@ class MonitoringSpec(Model):
     prometheus: PrometheusSpec = PrometheusSpec()
     alerts: AlertThresholds = AlertThresholds()
     dashboards: DashboardsSpec = DashboardsSpec()
+
+
+HISTORY_BUCKET_ENV = {
+    "s3": "S3_BUCKET",
+    "gcs": "GCS_BUCKET",
+    "azureblob": "AZURE_STORAGE_CONTAINER",
+    "aliyunoss": "OSS_BUCKET",
+}
+HISTORY_MANAGED_ENV = frozenset(
+    [
+        "POD_IP",
+        "FQ_RAY_IP",
+        "RAY_CLUSTER_NAME",
+        "RAY_CLUSTER_NAMESPACE",
+        "RAY_ROLE",
+        "OWNER_KIND",
+        "OWNER_NAME",
+        "EVENTS_PORT",
+    ]
+)
+"""Set by KubeRay 1.7.0 on the collector; it refuses a spec that sets them (``validation.go``)."""
+
+
+class HistoryStorage(Model):
+    backend: Literal["s3", "gcs", "azureblob", "aliyunoss"]
+    bucket: str = Field(min_length=1)
+    """The bucket (S3, GCS, OSS) or container (Azure Blob) the collectors write Ray's events to."""
+    region: str | None = None
+    """S3 and Aliyun OSS: required."""
+    endpoint: str | None = None
+    """S3: a non-AWS endpoint (MinIO); Aliyun OSS: required; Azure: the storage account URL."""
+
+
+class HistoryServerSpec(Model):
+    """Ray History Server collectors (KubeRay 1.7.0 ``historyServerOptions``, alpha gate
+    RayClusterHistoryServer, switched on automatically): a ``ray-history-collector`` sidecar in every
+    pod of the workloads with ``historyServer: true`` ships Ray's task, actor, job and node events and
+    logs to object storage, where a history server reads them after the cluster is gone."""
+
+    collector_image: str = Field(pattern=r"^[^\s:@]+(:[\w][\w.-]{0,127}|@sha256:[0-9a-f]{64})$")
+    """The collector image, pinned (KubeRay publishes none by default; its samples use
+    ``quay.io/kuberay/collector``). Build it from ``historyserver/`` at the operator's tag."""
+    storage: HistoryStorage
+    credentials: dict[str, SecretKeyRef] = {}
+    """Collector environment variables from Secrets in each workload's namespace, e.g.
+    ``AWS_ACCESS_KEY_ID: {name: history-s3, key: access-key}``; never inline. Not needed with workload
+    identity (GKE, IRSA, Azure)."""
+
+    @model_validator(mode="after")
+    def _what_kuberay_requires(self) -> HistoryServerSpec:
+        s = self.storage
+        if s.backend in ("s3", "aliyunoss") and not s.region:
+            raise ValueError(f"storage.region: required for {s.backend} (KubeRay refuses the cluster without it)")
+        if s.backend == "aliyunoss" and not s.endpoint:
+            raise ValueError("storage.endpoint: required for aliyunoss")
+        if s.backend == "azureblob" and not s.endpoint and "AZURE_STORAGE_CONNECTION_STRING" not in self.credentials:
+            raise ValueError(
+                "storage.endpoint: azureblob needs the storage account URL here, or "
+                "credentials.AZURE_STORAGE_CONNECTION_STRING"
+            )
+        managed = sorted(set(self.credentials) & (HISTORY_MANAGED_ENV | {"STORAGE_BACKEND"}))
+        if managed:
+            raise ValueError(f"credentials: {', '.join(managed)} is set by the platform or KubeRay")
+        return self

@@ -22,7 +22,7 @@ from components.spec.base import (
     Quantity,
 )
 from components.spec.kueue import RAY_FRAMEWORKS, ClusterQueueSpec, KueueSpec
-from components.spec.monitoring import MonitoringSpec
+from components.spec.monitoring import HistoryServerSpec, MonitoringSpec
 from components.spec.operator import OperatorSpec
 from components.spec.storage import (
     ExternalRedis,
@@ -122,6 +122,8 @@ class PlatformSpec(Model):
     """GCS fault-tolerance storage by name (``type: redis`` in-cluster, or ``type: external``),
     referenced by workloads' ``gcsFaultTolerance.storage``."""
     workloads: WorkloadsSpec = WorkloadsSpec()
+    history_server: HistoryServerSpec | None = None
+    """Ray History Server collectors for the workloads with ``historyServer: true``."""
     monitoring: MonitoringSpec | None = None
     """PodMonitors, the operator's ServiceMonitor, alert rules and dashboards (``components.spec.monitoring``)."""
 
@@ -190,6 +192,21 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     problems += reference_checks(spec)
     problems += kueue_checks(spec)
     problems += batch_scheduler_checks(spec)
+    for path, w in spec.workloads.all():
+        if w.history_server and spec.history_server is None:
+            problems.append(
+                (
+                    f"{path}.historyServer",
+                    "needs platform.historyServer (the collector image and the storage it writes to)",
+                )
+            )
+    if spec.monitoring is not None and spec.operator.service_monitor.enabled:
+        problems.append(
+            (
+                "operator.serviceMonitor.enabled",
+                "monitoring emits the operator's ServiceMonitor (with Prometheus's selector labels); drop this",
+            )
+        )
     if spec.monitoring is not None and not spec.prerequisites.prometheus_operator:
         problems.append(
             (
@@ -439,6 +456,9 @@ def reference_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                 "kubeconfig",
             )
     for path, w in spec.workloads.all():
+        if w.history_server and spec.history_server is not None:
+            for env, ref in spec.history_server.credentials.items():
+                need_secret(f"historyServer.credentials.{env}", w.namespace, ref.name, ref.key)
         for i, secret in enumerate(w.secret_env):
             need_secret(f"{path}.secretEnv[{i}]", w.namespace, secret)
         if w.head.ingress is not None and w.head.ingress.tls_secret:

@@ -430,6 +430,8 @@ class ClusterBase(Model):
     the workload suspended until its head and workers fit the ClusterQueue's quota."""
     priority_class: K8sName | None = None
     """A Kueue WorkloadPriorityClass (label ``kueue.x-k8s.io/priority-class``); needs ``queue``."""
+    history_server: bool = False
+    """Ship Ray's events and logs to the platform's history storage (``platform.historyServer``)."""
     batch_scheduling: BatchSchedulingSpec | None = None
     """Queue, priority and gang scheduling under the operator's batch scheduler (not with ``queue``)."""
     elastic: bool = False
