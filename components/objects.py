@@ -9,11 +9,20 @@ import pulumi
 
 
 class KubernetesObject(pulumi.CustomResource):
-    """Any Kubernetes object through the Kubernetes provider (type ``kubernetes:<apiVersion>:<kind>``),
+    """Any Kubernetes object through the Kubernetes provider (type ``type_token``),
     top-level fields included: ``apiextensions.CustomResource`` passes only ``spec``, and a
     WorkloadPriorityClass has ``value`` and ``description`` beside its metadata."""
 
     def __init__(self, name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
         # The provider plugin of the installed SDK, as the SDK's own resources ask for it.
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=metadata.version("pulumi-kubernetes")))
-        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
+        super().__init__(type_token(obj), name, dict(obj), opts)
+
+
+def type_token(obj: dict[str, Any]) -> str:
+    """The provider's type of an object: ``kubernetes:<group>/<version>:<kind>``, the core group
+    spelled ``core`` (``kubernetes:core/v1:ConfigMap``; a bare ``v1`` is refused)."""
+    api_version = str(obj["apiVersion"])
+    if "/" not in api_version:
+        api_version = f"core/{api_version}"
+    return f"kubernetes:{api_version}:{obj['kind']}"

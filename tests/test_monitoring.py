@@ -217,3 +217,13 @@ def test_dashboards_are_valid_grafana_json_in_the_sidecars_configmaps() -> None:
     assert len({p["id"] for p in board["panels"]}) == 6
     off = build(platform(rayClusters=[cluster()], monitoring={**MONITORING, "dashboards": {"enabled": False}}))
     assert [o for o in off.monitoring if o["kind"] == "ConfigMap"] == []
+
+
+def test_every_resource_type_is_one_the_provider_accepts() -> None:
+    """The provider refuses ``kubernetes:v1:ConfigMap`` ("apiVersion does not have both a group and a
+    version"): core objects are ``kubernetes:core/v1:<Kind>`` (found by the real engine)."""
+    result = run_preview("prod")
+    kinds = {r.type for r in result.resources if r.custom and r.type.startswith("kubernetes:")}
+    assert "kubernetes:core/v1:ConfigMap" in kinds
+    bad = sorted(t for t in kinds if not re.fullmatch(r"kubernetes:[a-z0-9.-]+/v[0-9a-z]+:[A-Za-z]+", t))
+    assert bad == []

@@ -66,7 +66,8 @@ class PlatformManifests:
     kueue_install: KueueInstallManifests | None = None
     """Kueue itself, when the stack installs it (``kueue.install``)."""
     monitoring: list[dict[str, Any]] = field(default_factory=list)
-    """PodMonitors and the PrometheusRule (``platform.monitoring``), in Prometheus's namespace."""
+    """PodMonitors, the operator's ServiceMonitor, the PrometheusRule and the dashboard ConfigMaps
+    (``platform.monitoring``)."""
 
     @property
     def capacity(self) -> list[Capacity]:
@@ -74,7 +75,8 @@ class PlatformManifests:
 
 
 def monitoring_objects(spec: PlatformSpec, workloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """PodMonitors over the namespaces of the stack's workloads, and the environment's rules."""
+    """PodMonitors over the namespaces of the stack's workloads, the operator's ServiceMonitor, the
+    environment's rules and its dashboards."""
     monitoring = spec.monitoring
     if monitoring is None:
         return []
@@ -123,17 +125,17 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         assert isinstance(w, RayClusterSpec)
         return ray_cluster(w, pools, env, op_ns, stores)
 
-    workloads = [
-        with_lifecycle_annotations(
-            _dispatched(
-                with_history_collector(
-                    with_elastic_gates(with_batch_scheduling(build(w), w, scheduler), w), w, spec.history_server
-                ),
-                spec,
-            )
-        )
-        for _, w in spec.workloads.all()
-    ]
+    def finish(obj: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
+        """What a workload carries beyond its own spec: the batch scheduler's labels, Kueue's elastic
+        gates and MultiKueue's manager, the history collector; then the lifecycle annotations, which
+        depend on all of them."""
+        obj = with_batch_scheduling(obj, w, scheduler)
+        obj = with_elastic_gates(obj, w)
+        obj = with_history_collector(obj, w, spec.history_server)
+        obj = _dispatched(obj, spec)
+        return with_lifecycle_annotations(obj)
+
+    workloads = [finish(build(w), w) for _, w in spec.workloads.all()]
     clients = storage_clients(spec)
     redis = [redis_manifests(name, s, env, clients[name]) for name, s in in_cluster_redis(spec).items()]
     gateways = [
