@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Any
+from typing import Any, ClassVar
 
 import pulumi
 
@@ -26,3 +26,34 @@ def type_token(obj: dict[str, Any]) -> str:
     if "/" not in api_version:
         api_version = f"core/{api_version}"
     return f"kubernetes:{api_version}:{obj['kind']}"
+
+
+def object_key(obj: dict[str, Any]) -> str:
+    """``<namespace>-<name>``, or the name of a cluster-scoped object: unique per kind."""
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}-{meta['name']}".lstrip("-")
+
+
+class ObjectGroup(pulumi.ComponentResource):
+    """A component of plain Kubernetes objects, each created after ``after`` (and deleted before it).
+    Subclasses name the component's type."""
+
+    TYPE: ClassVar[str]
+
+    def __init__(
+        self,
+        name: str,
+        objects: list[dict[str, Any]],
+        after: list[pulumi.Resource] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(self.TYPE, name, None, opts)
+        self.resources = [
+            KubernetesObject(
+                f"{name}-{obj['kind'].lower()}-{object_key(obj)}",
+                obj,
+                pulumi.ResourceOptions(parent=self, depends_on=list(after or [])),
+            )
+            for obj in objects
+        ]
+        self.register_outputs({})

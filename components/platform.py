@@ -6,10 +6,11 @@ import pulumi
 
 from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
-from components.monitoring import RayMonitoring, RayMonitoringArgs
+from components.monitoring import RayMonitoring
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
 from components.storage import GcsStorage, GcsStorageArgs
+from components.tenancy import Teams
 from components.workloads import RAY_WORKLOADS_TYPE, RayWorkloads, RayWorkloadsArgs
 
 
@@ -65,6 +66,12 @@ class KubeRayPlatform(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self),
                 )
             )
+        # Team quotas and their LimitRange defaults exist before any pod of the team's workloads.
+        self.teams = (
+            [Teams(f"{name}-teams", manifests.teams, after=[self.namespaces], opts=pulumi.ResourceOptions(parent=self))]
+            if manifests.teams
+            else []
+        )
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(
@@ -72,16 +79,17 @@ class KubeRayPlatform(pulumi.ComponentResource):
             RayWorkloadsArgs(
                 workloads=manifests.workloads,
                 gateways=manifests.gateways,
-                after=[self.operator, self.namespaces, *self.storage, *self.kueue],
+                after=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams],
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue]
+                parent=self, depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams]
             ),
         )
         self.monitoring = (
             RayMonitoring(
                 f"{name}-monitoring",
-                RayMonitoringArgs(objects=manifests.monitoring, after=[self.namespaces]),
+                manifests.monitoring,
+                after=[self.namespaces],
                 opts=pulumi.ResourceOptions(parent=self),
             )
             if manifests.monitoring

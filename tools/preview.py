@@ -20,6 +20,7 @@ from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans, total
 from components.manifests.quantity import format_bytes
 from components.manifests.quota_fit import QuotaRow, quota_table
+from components.manifests.tenancy import quota_hard
 from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
 from components.spec.chart import archive_chart
 from components.stack_config import PROJECT, StackConfigError, required_secret_config, stack_file
@@ -422,6 +423,13 @@ def render_summary(result: PreviewResult) -> str:
             "- feature gate overrides: "
             + (", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(install.feature_gates.items())) or "none"),
         ]
+    if spec.teams:
+        lines += ["", "## Teams", "", "| team | namespace | quota | members |", "| --- | --- | --- | --- |"]
+        for name, team in spec.teams.items():
+            hard = ", ".join(f"{k} {v}" for k, v in quota_hard(team).items()) or "none"
+            m = team.members
+            who = ", ".join([*(f"group {g}" for g in m.groups), *(f"user {u}" for u in m.users), *m.service_accounts])
+            lines.append(f"| {name} | `{team.namespace or name}` | {hard} | {who or '-'} |")
     if spec.monitoring is not None:
         lines += ["", "## Monitoring", "", *monitoring_section(result)]
     if result.unset_secrets:

@@ -24,6 +24,7 @@ from components.manifests.operator_values import operator_values
 from components.manifests.quota_fit import queued_admissions
 from components.manifests.ray_objects import MULTIKUEUE_MANAGER, queue_name, queued_metadata
 from components.manifests.redis import RedisManifests, redis_manifests
+from components.manifests.tenancy import quota_shortfalls, team_objects
 from components.manifests.workloads import (
     ray_cluster,
     ray_job,
@@ -65,6 +66,8 @@ class PlatformManifests:
     """Kueue ResourceFlavors, WorkloadPriorityClasses, ClusterQueues and LocalQueues, in creation order."""
     kueue_install: KueueInstallManifests | None = None
     """Kueue itself, when the stack installs it (``kueue.install``)."""
+    teams: list[dict[str, Any]] = field(default_factory=list)
+    """LimitRanges, ResourceQuotas, Roles and RoleBindings of the team namespaces (``platform.teams``)."""
     monitoring: list[dict[str, Any]] = field(default_factory=list)
     """PodMonitors, the operator's ServiceMonitor, the PrometheusRule and the dashboard ConfigMaps
     (``platform.monitoring``)."""
@@ -152,6 +155,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         | set(spec.namespaces)
         | {r.namespace for r in redis}
         | {q.namespace for q in spec.kueue.local_queues}
+        | {team.namespace or name for name, team in spec.teams.items()}
     )
     names = sorted(owned - {spec.operator.namespace})
     kueue = kueue_objects(spec.kueue, pools, env)
@@ -161,6 +165,13 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         for obj, admission in queued_admissions(workloads, kueue)
         if admission.problem
     ]
+    for name, team in spec.teams.items():
+        team_namespace = team.namespace or name
+        members = [o for o in workloads if o["metadata"]["namespace"] == team_namespace]
+        unfit += [
+            f"{source}: {CONFIG_KEY}.teams.{name}.quota.{key}: {message}"
+            for key, message in quota_shortfalls(team, members)
+        ]
     if unfit:
         raise ConfigError(unfit)
     return PlatformManifests(
@@ -178,5 +189,6 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         redis=redis,
         kueue=kueue,
         monitoring=monitoring_objects(spec, workloads),
+        teams=[obj for name, team in spec.teams.items() for obj in team_objects(name, team, env)],
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
     )

@@ -32,6 +32,7 @@ from components.spec.storage import (
     password_namespaces,
     password_secret_name,
 )
+from components.spec.tenancy import TeamSpec
 from components.spec.workloads import (
     ClusterBase,
     GpuPool,
@@ -122,6 +123,9 @@ class PlatformSpec(Model):
     """GCS fault-tolerance storage by name (``type: redis`` in-cluster, or ``type: external``),
     referenced by workloads' ``gcsFaultTolerance.storage``."""
     workloads: WorkloadsSpec = WorkloadsSpec()
+    teams: dict[K8sName, TeamSpec] = {}
+    """Team namespaces with a ResourceQuota, a LimitRange and a Role for the team's people
+    (``components.spec.tenancy``); the team's workloads must fit its quota at their largest."""
     history_server: HistoryServerSpec | None = None
     """Ray History Server collectors for the workloads with ``historyServer: true``."""
     monitoring: MonitoringSpec | None = None
@@ -192,6 +196,14 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     problems += reference_checks(spec)
     problems += kueue_checks(spec)
     problems += batch_scheduler_checks(spec)
+    owners: dict[str, str] = {}
+    for name, team in spec.teams.items():
+        namespace = team.namespace or name
+        if namespace in owners:
+            problems.append(
+                (f"teams.{name}.namespace", f"namespace {namespace} already belongs to team {owners[namespace]}")
+            )
+        owners.setdefault(namespace, name)
     for path, w in spec.workloads.all():
         if w.history_server and spec.history_server is None:
             problems.append(
