@@ -54,3 +54,28 @@ def chart_source_args(source: ChartSource, chart: str, version: str) -> dict[str
         "version": version,
         "repository_opts": k8s.helm.v4.RepositoryOptsArgs(repo=source.repository),
     }
+
+
+def namespaced_chart(
+    name: str,
+    release: str,
+    source: ChartSource,
+    version: str,
+    namespace: dict[str, Any],
+    values: dict[str, Any],
+    parent: pulumi.Resource,
+    after: list[pulumi.Resource] | None = None,
+) -> tuple[k8s.core.v1.Namespace, k8s.helm.v4.Chart]:
+    """A chart's namespace (``<name>-namespace``, from the namespace object) and the chart released
+    into it (``<name>-chart``), after the namespace and ``after``, its CRDs kept on destroy."""
+    ns = k8s.core.v1.Namespace(
+        f"{name}-namespace", metadata=namespace["metadata"], opts=pulumi.ResourceOptions(parent=parent)
+    )
+    chart = k8s.helm.v4.Chart(
+        f"{name}-chart",
+        k8s.helm.v4.ChartArgs(
+            name=release, **chart_source_args(source, release, version), namespace=ns.metadata.name, values=values
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[ns, *(after or [])], transforms=[crd_transform()]),
+    )
+    return ns, chart

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.charts import chart_source_args, crd_transform
+from components.charts import namespaced_chart
 from components.manifests.kueue_install import KueueInstallManifests
-from components.objects import KubernetesObject
+from components.objects import KubernetesObject, object_key
 
 KUEUE_QUEUES_TYPE = "kuberay-platform:index:KueueQueues"
 STAGES = (
@@ -49,11 +48,9 @@ class KueueQueues(pulumi.ComponentResource):
         for kinds in STAGES:
             stage = []
             for obj in (o for o in args.objects if o["kind"] in kinds):
-                meta = obj["metadata"]
-                key = f"{meta.get('namespace', '')}-{meta['name']}".lstrip("-")
                 stage.append(
                     KubernetesObject(
-                        f"{name}-{obj['kind'].lower()}-{key}",
+                        f"{name}-{obj['kind'].lower()}-{object_key(obj)}",
                         obj,
                         pulumi.ResourceOptions(parent=self, depends_on=previous),
                     )
@@ -69,17 +66,7 @@ class KueueInstall(pulumi.ComponentResource):
     def __init__(self, name: str, manifests: KueueInstallManifests, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kuberay-platform:index:KueueInstall", name, None, opts)
         spec = manifests.spec
-        ns = k8s.core.v1.Namespace(
-            f"{name}-namespace", metadata=manifests.namespace["metadata"], opts=pulumi.ResourceOptions(parent=self)
-        )
-        self.chart = k8s.helm.v4.Chart(
-            f"{name}-chart",
-            k8s.helm.v4.ChartArgs(
-                name="kueue",
-                **chart_source_args(spec.chart, "kueue", spec.chart_version),
-                namespace=ns.metadata.name,
-                values=manifests.values,
-            ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=[crd_transform()]),
+        ns, self.chart = namespaced_chart(
+            name, "kueue", spec.chart, spec.chart_version, manifests.namespace, manifests.values, parent=self
         )
         self.register_outputs({"namespace": ns.metadata.name, "chartVersion": spec.chart_version})

@@ -6,9 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.charts import chart_source_args, crd_transform
+from components.charts import namespaced_chart
 from components.spec import OperatorSpec
 
 
@@ -29,24 +28,15 @@ class KubeRayOperator(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KubeRayOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kuberay-platform:index:KubeRayOperator", name, None, opts)
-        ns = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata=args.namespace["metadata"],
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.chart = k8s.helm.v4.Chart(
-            f"{name}-chart",
-            k8s.helm.v4.ChartArgs(
-                name="kuberay-operator",
-                **chart_source_args(args.spec.chart, "kuberay-operator", args.spec.chart_version),
-                namespace=ns.metadata.name,
-                values=args.values,
-            ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[ns, *args.namespaces],
-                transforms=[crd_transform()],
-            ),
+        ns, self.chart = namespaced_chart(
+            name,
+            "kuberay-operator",
+            args.spec.chart,
+            args.spec.chart_version,
+            args.namespace,
+            args.values,
+            parent=self,
+            after=args.namespaces,
         )
         self.namespace = ns.metadata.name
         self.register_outputs({"namespace": self.namespace, "chartVersion": args.spec.chart_version})

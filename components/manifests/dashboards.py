@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from components.manifests.common import platform_labels
 from components.spec.monitoring import MonitoringSpec
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
@@ -226,12 +227,7 @@ def dashboard_config_maps(
             "metadata": {
                 "name": board["uid"],
                 "namespace": spec.dashboards.namespace or spec.prometheus.namespace,
-                "labels": {
-                    **spec.dashboards.labels,
-                    "app.kubernetes.io/part-of": "kuberay-platform",
-                    "app.kubernetes.io/managed-by": "pulumi",
-                    "kuberay-platform.io/environment": environment,
-                },
+                "labels": {**spec.dashboards.labels, **platform_labels(environment)},
             },
             "data": {f"{board['uid']}.json": json.dumps(board, indent=1, sort_keys=True)},
         }

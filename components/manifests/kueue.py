@@ -12,19 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from components.manifests.cluster import Pools, pod_tolerations, pool_selector
+from components.manifests.common import platform_labels
 from components.manifests.ray_objects import MULTIKUEUE_MANAGER
 from components.spec.kueue import RESOURCE_NAMES, ClusterQueueSpec, KueueSpec
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 RESOURCE_ORDER = list(RESOURCE_NAMES.values())
-
-
-def _labels(environment: str) -> dict[str, str]:
-    return {
-        "app.kubernetes.io/part-of": "kuberay-platform",
-        "app.kubernetes.io/managed-by": "pulumi",
-        "kuberay-platform.io/environment": environment,
-    }
 
 
 def resource_flavor(name: str, pools: Pools, environment: str) -> dict[str, Any]:
@@ -38,7 +31,7 @@ def resource_flavor(name: str, pools: Pools, environment: str) -> dict[str, Any]
     return {
         "apiVersion": API_VERSION,
         "kind": "ResourceFlavor",
-        "metadata": {"name": name, "labels": _labels(environment)},
+        "metadata": {"name": name, "labels": platform_labels(environment)},
         "spec": spec,
     }
 
@@ -56,7 +49,7 @@ def multikueue_objects(kueue: KueueSpec, environment: str) -> list[dict[str, Any
         {
             "apiVersion": API_VERSION,
             "kind": "MultiKueueCluster",
-            "metadata": {"name": c.name, "labels": _labels(environment)},
+            "metadata": {"name": c.name, "labels": platform_labels(environment)},
             "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": c.kubeconfig_secret}}},
         }
         for c in mk.clusters
@@ -65,7 +58,7 @@ def multikueue_objects(kueue: KueueSpec, environment: str) -> list[dict[str, Any
         {
             "apiVersion": API_VERSION,
             "kind": "MultiKueueConfig",
-            "metadata": {"name": MULTIKUEUE, "labels": _labels(environment)},
+            "metadata": {"name": MULTIKUEUE, "labels": platform_labels(environment)},
             "spec": {"clusters": [c.name for c in mk.clusters]},
         }
     )
@@ -73,7 +66,7 @@ def multikueue_objects(kueue: KueueSpec, environment: str) -> list[dict[str, Any
         {
             "apiVersion": API_VERSION,
             "kind": "AdmissionCheck",
-            "metadata": {"name": MULTIKUEUE, "labels": _labels(environment)},
+            "metadata": {"name": MULTIKUEUE, "labels": platform_labels(environment)},
             "spec": {
                 "controllerName": MULTIKUEUE_MANAGER,
                 "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": MULTIKUEUE},
@@ -130,7 +123,7 @@ def cluster_queue(cq: ClusterQueueSpec, pools: Pools, environment: str, dispatch
     return {
         "apiVersion": API_VERSION,
         "kind": "ClusterQueue",
-        "metadata": {"name": cq.name, "labels": _labels(environment)},
+        "metadata": {"name": cq.name, "labels": platform_labels(environment)},
         "spec": spec,
     }
 
@@ -144,7 +137,7 @@ def kueue_objects(kueue: KueueSpec, pools: Pools, environment: str) -> list[dict
         {
             "apiVersion": API_VERSION,
             "kind": "WorkloadPriorityClass",
-            "metadata": {"name": pc.name, "labels": _labels(environment)},
+            "metadata": {"name": pc.name, "labels": platform_labels(environment)},
             "value": pc.value,
             "description": pc.description,
         }
@@ -157,7 +150,7 @@ def kueue_objects(kueue: KueueSpec, pools: Pools, environment: str) -> list[dict
         {
             "apiVersion": API_VERSION,
             "kind": "LocalQueue",
-            "metadata": {"name": lq.name, "namespace": lq.namespace, "labels": _labels(environment)},
+            "metadata": {"name": lq.name, "namespace": lq.namespace, "labels": platform_labels(environment)},
             "spec": {"clusterQueue": lq.cluster_queue},
         }
         for lq in kueue.local_queues

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.manifests.cluster import WORKLOAD_LABEL
+from components.manifests.common import platform_labels
 from components.manifests.ray_objects import as_map, number, pod_groups, queue_name
 from components.spec.monitoring import RUNBOOK_PATH, MonitoringSpec
 
@@ -78,12 +79,7 @@ RELABELINGS = [
 
 
 def _labels(spec: MonitoringSpec, environment: str) -> dict[str, str]:
-    return {
-        **spec.prometheus.selector_labels,
-        "app.kubernetes.io/part-of": "kuberay-platform",
-        "app.kubernetes.io/managed-by": "pulumi",
-        "kuberay-platform.io/environment": environment,
-    }
+    return {**spec.prometheus.selector_labels, **platform_labels(environment)}
 
 
 def pod_monitors(spec: MonitoringSpec, namespaces: Sequence[str], environment: str) -> list[dict[str, Any]]:

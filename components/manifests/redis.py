@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from components.manifests.common import labels as component_labels
 from components.manifests.quantity import parse_quantity
 from components.spec.storage import InClusterRedis, password_namespaces, password_secret
 
@@ -66,14 +67,7 @@ def redis_conf(spec: InClusterRedis) -> str:
 
 
 def labels(name: str, environment: str) -> dict[str, str]:
-    return {
-        "app.kubernetes.io/name": "redis",
-        "app.kubernetes.io/instance": name,
-        "app.kubernetes.io/component": "gcs-storage",
-        "app.kubernetes.io/part-of": "kuberay-platform",
-        "app.kubernetes.io/managed-by": "pulumi",
-        "kuberay-platform.io/environment": environment,
-    }
+    return {**selector(name), **component_labels(environment, "gcs-storage")}
 
 
 def selector(name: str) -> dict[str, str]:

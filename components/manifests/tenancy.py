@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.manifests.capacity import Amounts, capacity
+from components.manifests.common import platform_labels
 from components.manifests.quantity import format_bytes, parse_quantity
 from components.manifests.ray_objects import as_map, job_spec, number, pod_groups
 from components.spec.tenancy import TeamSpec
@@ -19,12 +20,7 @@ ROLE_NAME = "ray-team"
 
 
 def _labels(team: str, environment: str) -> dict[str, str]:
-    return {
-        "app.kubernetes.io/part-of": "kuberay-platform",
-        "app.kubernetes.io/managed-by": "pulumi",
-        "kuberay-platform.io/environment": environment,
-        "kuberay-platform.io/team": team,
-    }
+    return {**platform_labels(environment), "kuberay-platform.io/team": team}
 
 
 def quota_hard(team: TeamSpec) -> dict[str, str]:
