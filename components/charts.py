@@ -1,8 +1,9 @@
-"""Helm charts the platform installs (KubeRay operator, Kueue): where each comes from, and what
-happens to its CRDs."""
+"""Helm charts the platform installs (KubeRay operator, Kueue, kube-prometheus-stack): where each
+comes from, and what happens to its CRDs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -65,17 +66,20 @@ def namespaced_chart(
     values: dict[str, Any],
     parent: pulumi.Resource,
     after: list[pulumi.Resource] | None = None,
+    inside: Callable[[k8s.core.v1.Namespace], list[pulumi.Resource]] | None = None,
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v4.Chart]:
     """A chart's namespace (``<name>-namespace``, from the namespace object) and the chart released
-    into it (``<name>-chart``), after the namespace and ``after``, its CRDs kept on destroy."""
+    into it (``<name>-chart``), after the namespace, ``after`` and what ``inside`` creates in the
+    namespace for the chart (e.g. a Secret its pods read), its CRDs kept on destroy."""
     ns = k8s.core.v1.Namespace(
         f"{name}-namespace", metadata=namespace["metadata"], opts=pulumi.ResourceOptions(parent=parent)
     )
+    after = [*(after or []), *(inside(ns) if inside is not None else [])]
     chart = k8s.helm.v4.Chart(
         f"{name}-chart",
         k8s.helm.v4.ChartArgs(
             name=release, **chart_source_args(source, release, version), namespace=ns.metadata.name, values=values
         ),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[ns, *(after or [])], transforms=[crd_transform()]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[ns, *after], transforms=[crd_transform()]),
     )
     return ns, chart

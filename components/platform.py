@@ -6,7 +6,7 @@ import pulumi
 
 from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
-from components.monitoring import RayMonitoring
+from components.monitoring import PrometheusStack, RayMonitoring
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
 from components.storage import GcsStorage, GcsStorageArgs
@@ -85,11 +85,21 @@ class KubeRayPlatform(pulumi.ComponentResource):
                 parent=self, depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams]
             ),
         )
+        # kube-prometheus-stack (its CRDs and Prometheus) before the monitors and rules it reads.
+        self.prometheus_stack = (
+            [
+                PrometheusStack(
+                    f"{name}-prometheus-stack", manifests.prometheus_stack, opts=pulumi.ResourceOptions(parent=self)
+                )
+            ]
+            if manifests.prometheus_stack is not None
+            else []
+        )
         self.monitoring = (
             RayMonitoring(
                 f"{name}-monitoring",
                 manifests.monitoring,
-                after=[self.namespaces],
+                after=[self.namespaces, *self.prometheus_stack],
                 opts=pulumi.ResourceOptions(parent=self),
             )
             if manifests.monitoring

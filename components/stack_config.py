@@ -40,11 +40,30 @@ def load_stack() -> PlatformManifests:
         raise StackConfigError(str(exc)) from None
 
 
+def config_secret(key: str, what: str) -> pulumi.Output[str]:
+    """The stack's config secret ``key`` (``what`` it is, for the error); a clear one-line error when
+    it is missing."""
+    try:
+        value = pulumi.Config(PROJECT).get_secret(key)
+    except pulumi.ConfigTypeError:
+        value = None
+    if value is None:
+        raise StackConfigError(
+            f"{stack_file(pulumi.get_stack())}: config.{PROJECT}:{key}: {what} is not set; run "
+            f"`pulumi config set --secret {PROJECT}:{key} <value>` (it is stored encrypted)"
+        )
+    return value
+
+
 def required_secret_config(spec: PlatformSpec) -> list[str]:
-    """The Pulumi config secrets ``spec`` reads (full keys), e.g. in-cluster Redis passwords."""
+    """The Pulumi config secrets ``spec`` reads (full keys): in-cluster Redis passwords, Grafana's
+    admin password."""
     keys = {
         f"{PROJECT}:{storage.password.config}"
         for storage in spec.gcs_storage.values()
         if isinstance(storage, InClusterRedis) and storage.password.config
     }
+    install = spec.monitoring.install if spec.monitoring is not None else None
+    if install is not None and install.grafana is not None and install.grafana.admin_password.config:
+        keys.add(f"{PROJECT}:{install.grafana.admin_password.config}")
     return sorted(keys)

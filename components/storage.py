@@ -18,7 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.manifests.redis import RedisManifests, address
-from components.stack_config import PROJECT, StackConfigError, stack_file
+from components.stack_config import config_secret
 
 GCS_STORAGE_TYPE = "kuberay-platform:index:GcsStorage"
 
@@ -45,16 +45,7 @@ class GcsStorageArgs:
 
 def password(key: str) -> pulumi.Output[str]:
     """The Redis password from the stack's config secret; a clear one-line error when it is missing."""
-    try:
-        value = pulumi.Config(PROJECT).get_secret(key)
-    except pulumi.ConfigTypeError:
-        value = None
-    if value is None:
-        raise StackConfigError(
-            f"{stack_file(pulumi.get_stack())}: config.{PROJECT}:{key}: the Redis password is not set; run "
-            f"`pulumi config set --secret {PROJECT}:{key} <password>` (it is stored encrypted)"
-        )
-    return value
+    return config_secret(key, "the Redis password")
 
 
 class GcsStorage(pulumi.ComponentResource):

@@ -121,7 +121,7 @@ def test_a_missing_password_config_secret_is_one_line_naming_the_command() -> No
         run(platform(rayClusters=[cluster("a", "team-a")]), password=None)
     assert str(info.value) == (
         "stacks/Pulumi.test.yaml: config.kuberay-platform:redisGcsPassword: the Redis password is not set; run "
-        "`pulumi config set --secret kuberay-platform:redisGcsPassword <password>` (it is stored encrypted)"
+        "`pulumi config set --secret kuberay-platform:redisGcsPassword <value>` (it is stored encrypted)"
     )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import http.server
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ from components.spec import OperatorSpec
 from components.spec.base import KUBERAY_VERSION
 from tests.conftest import REPO, UPSTREAM_CRDS, needs_shared
 from tools.schema_store import SCHEMAS_DIR, SchemaStore, strip_descriptions, yaml_load_all
-from tools.schema_sync import differences, generate, read_pins, sync
+from tools.schema_sync import differences, fetch, generate, read_pins, sync
 
 INDEX = json.loads((SCHEMAS_DIR / "index.json").read_text())
 UPSTREAMS, PINS = read_pins()
@@ -66,6 +68,7 @@ def test_the_expected_upstream_releases_are_pinned() -> None:
         "kueue": "v0.19.2",
         "prometheus-operator": "v0.93.0",
         "cert-manager": "v1.21.1",
+        "kube-prometheus-stack": "88.6.1",
         "gateway-api": "v1.6.1",
         "pulumi-kubernetes-operator": "2.9.0",
         "ray": "2.60.0",
@@ -83,8 +86,38 @@ def test_the_expected_upstream_releases_are_pinned() -> None:
         ("pulumi.com", "Stack"),
     ]:
         assert store.crd(group, kind) is not None, (group, kind)
-    assert sorted(INDEX["charts"]) == ["cert-manager", "kuberay-operator", "kueue", "pulumi-kubernetes-operator"]
+    assert sorted(INDEX["charts"]) == [
+        "cert-manager",
+        "kube-prometheus-stack",
+        "kuberay-operator",
+        "kueue",
+        "pulumi-kubernetes-operator",
+    ]
     assert INDEX["models"] == {"llm-config": "ray/llm-config.json", "serve-deploy": "ray/serve-deploy.json"}
+
+
+def test_the_prometheus_stack_chart_the_spec_installs_is_the_pinned_one() -> None:
+    from components.spec.monitoring import PrometheusStackInstall
+
+    charts = {name: json.loads((SCHEMAS_DIR / rel).read_text())["version"] for name, rel in INDEX["charts"].items()}
+    assert PrometheusStackInstall().chart_version == charts["kube-prometheus-stack"] == "88.6.1"
+
+
+def test_a_pin_missing_from_the_mirror_comes_from_its_go_module(tmp_path: Path) -> None:
+    """kube-prometheus-stack's values are not in the workplace mirror: `make schemas` reads the same
+    bytes from the chart repository's commit on the Go module proxy and checks their sha256."""
+    if shutil.which("go") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("go is not installed (the Go toolchain `make toolchain` builds with)")
+        pytest.skip("needs go (the Go module proxy)")
+    (pin,) = [p for p in PINS if p.gomodule]
+    assert fetch(pin, tmp_path).startswith(b"# Default values for kube-prometheus-stack.")
+    wrong = dataclasses.replace(pin, gopath="charts/kube-prometheus-stack/Chart.yaml")
+    with pytest.raises(ConfigError, match="does not match the pin"):
+        fetch(wrong, tmp_path)
+    missing = dataclasses.replace(pin, gopath="charts/no-such-chart/values.yaml")
+    with pytest.raises(ConfigError, match="no such file in the module"):
+        fetch(missing, tmp_path)
 
 
 def test_the_ray_version_the_workloads_run_is_the_one_the_serve_schemas_come_from() -> None:

@@ -23,6 +23,7 @@ from components.manifests.quota_fit import QuotaRow, quota_table
 from components.manifests.tenancy import quota_hard
 from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSpec, TpuPool, parse_platform
 from components.spec.chart import archive_chart
+from components.spec.monitoring import MonitoringSpec
 from components.stack_config import PROJECT, StackConfigError, required_secret_config, stack_file
 from policies.rules.base import RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
@@ -331,9 +332,10 @@ def monitoring_section(result: PreviewResult) -> list[str]:
     lines = [
         f"In `{monitoring.prometheus.namespace}`, labelled "
         + ", ".join(f"`{k}: {v}`" for k, v in monitoring.prometheus.selector_labels.items())
-        + "; the operator's ServiceMonitor comes with its chart. Metric sources: `docs/monitoring.md`.",
+        + ". Metric sources: `docs/monitoring.md`.",
         "",
-        *(f"- {m['kind']} `{m['metadata']['name']}`" for m in objects if m["kind"] == "PodMonitor"),
+        *installed_prometheus_stack(monitoring),
+        *(f"- {m['kind']} `{m['metadata']['name']}`" for m in objects if m["kind"] in ("PodMonitor", "ServiceMonitor")),
         *(
             f"- Grafana dashboard ConfigMap `{m['metadata']['namespace']}/{m['metadata']['name']}`"
             for m in result.manifests
@@ -357,6 +359,27 @@ def monitoring_section(result: PreviewResult) -> list[str]:
             f"{rule['annotations']['runbook_url']} |"
         )
     return lines
+
+
+def installed_prometheus_stack(monitoring: MonitoringSpec) -> list[str]:
+    install = monitoring.install
+    if install is None:
+        return []
+    storage = f"a {install.storage.size} PVC each" if install.storage else "emptyDir (lost with the pod)"
+    grafana = install.grafana
+    if grafana is None:
+        grafana_line = "no Grafana"
+    else:
+        config, secret = grafana.admin_password.config, grafana.admin_password.secret
+        where = f"config secret `{config}`" if config else f"Secret `{secret.name if secret else ''}`"
+        grafana_line = f"Grafana (admin password from {where}) loading the dashboards below"
+    on = {True: "on", False: "off"}
+    return [
+        f"- installs chart `kube-prometheus-stack` {install.chart_version} from {install.chart.describe()} "
+        f"(release `kube-prometheus-stack`): Prometheus x{install.replicas}, retention {install.retention}, "
+        f"{storage}; Alertmanager {on[install.alertmanager]}; node-exporter {on[install.node_exporter]}; "
+        f"{grafana_line}",
+    ]
 
 
 def kueue_quota_table(rows: list[QuotaRow]) -> list[str]:

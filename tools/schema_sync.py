@@ -13,7 +13,11 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import json
 import logging
+import os
+import subprocess
+import tempfile
 import urllib.request
 import warnings
 from collections.abc import Mapping
@@ -37,6 +41,7 @@ from tools.schema_store import (
 PINS_FILE = "pins.yaml"
 GENERATED_DIRS = ("crds", "charts", "ray")
 DOWNLOAD_TIMEOUT_SECONDS = 60
+GO_DOWNLOAD_TIMEOUT_SECONDS = 600
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ class Pin:
     output: str | None = None
     enums: Mapping[str, Mapping[str, Any]] | None = None
     """field -> ``{values: module:Enum, aliases: [...]}``: values a validator accepts, as an enum."""
+    gomodule: str | None = None
+    """``module@version`` on the Go module proxy holding the same file at ``gopath``: the source when the
+    mirror lacks it (a Git repository's commit is a module even without a go.mod)."""
+    gopath: str | None = None
 
     def source(self) -> dict[str, Any]:
         """The pin as recorded in each generated file."""
@@ -92,6 +101,8 @@ def read_pins(directory: Path = SCHEMAS_DIR) -> tuple[list[dict[str, Any]], list
                     model=f.get("model"),
                     output=f.get("output"),
                     enums=f.get("enums"),
+                    gomodule=f.get("gomodule"),
+                    gopath=f.get("gopath"),
                 )
             )
     return upstreams, pins
@@ -99,7 +110,9 @@ def read_pins(directory: Path = SCHEMAS_DIR) -> tuple[list[dict[str, Any]], list
 
 def fetch(pin: Pin, mirror: Path | None) -> bytes:
     """The pinned file's bytes, verified against its sha256."""
-    if mirror is not None:
+    if pin.gomodule and (mirror is None or not (mirror / pin.local).is_file()):
+        data, where = go_module_file(pin)
+    elif mirror is not None:
         path = mirror / pin.local
         if not path.is_file():
             raise ConfigError([f"{path}: not found in the mirror (pins.yaml local: {pin.local})"])
@@ -118,6 +131,32 @@ def fetch(pin: Pin, mirror: Path | None) -> bytes:
     if digest != pin.sha256:
         raise ConfigError([f"{where}: sha256 {digest} does not match the pin {pin.sha256} (schemas/pins.yaml)"])
     return data
+
+
+def go_module_file(pin: Pin) -> tuple[bytes, str]:
+    """``gopath`` in the pin's Go module, through ``go mod download`` (the Go module proxy)."""
+    where = f"{pin.gomodule} {pin.gopath}"
+    try:
+        done = subprocess.run(
+            ["go", "mod", "download", "-json", str(pin.gomodule)],
+            capture_output=True,
+            text=True,
+            timeout=GO_DOWNLOAD_TIMEOUT_SECONDS,
+            cwd=tempfile.gettempdir(),
+            env={**os.environ, "GO111MODULE": "on"},
+        )
+        info = json.loads(done.stdout or "{}")
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+        raise ConfigError(
+            [f"{where}: cannot download with go ({exc}); use FROM=<mirror holding {pin.local}>"]
+        ) from None
+    if done.returncode != 0 or "Dir" not in info:
+        reason = info.get("Error") or done.stderr.strip() or f"exit {done.returncode}"
+        raise ConfigError([f"{where}: go mod download failed: {reason}"])
+    path = Path(info["Dir"]) / str(pin.gopath)
+    if not path.is_file():
+        raise ConfigError([f"{where}: no such file in the module"])
+    return path.read_bytes(), where
 
 
 def generate(upstreams: list[dict[str, Any]], pins: list[Pin], mirror: Path | None) -> dict[str, str]:

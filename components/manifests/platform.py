@@ -21,6 +21,7 @@ from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.monitoring import operator_service_monitor, pod_monitors, prometheus_rule, rule_groups
 from components.manifests.namespace import namespace
 from components.manifests.operator_values import operator_values
+from components.manifests.prometheus_stack import PrometheusStackManifests, prometheus_stack
 from components.manifests.quota_fit import queued_admissions
 from components.manifests.ray_objects import MULTIKUEUE_MANAGER, queue_name, queued_metadata
 from components.manifests.redis import RedisManifests, redis_manifests
@@ -71,6 +72,8 @@ class PlatformManifests:
     monitoring: list[dict[str, Any]] = field(default_factory=list)
     """PodMonitors, the operator's ServiceMonitor, the PrometheusRule and the dashboard ConfigMaps
     (``platform.monitoring``)."""
+    prometheus_stack: PrometheusStackManifests | None = None
+    """kube-prometheus-stack, when the stack installs it (``monitoring.install``)."""
 
     @property
     def capacity(self) -> list[Capacity]:
@@ -158,6 +161,15 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         | {team.namespace or name for name, team in spec.teams.items()}
     )
     names = sorted(owned - {spec.operator.namespace})
+    if spec.monitoring is not None and spec.monitoring.install is not None:
+        monitoring_ns = spec.monitoring.prometheus.namespace
+        if monitoring_ns in owned | {spec.operator.namespace}:
+            raise ConfigError(
+                [
+                    f"{source}: {CONFIG_KEY}.monitoring.prometheus.namespace: {monitoring_ns} is a namespace of "
+                    "workloads, teams or the operator; kube-prometheus-stack needs its own (e.g. monitoring)"
+                ]
+            )
     kueue = kueue_objects(spec.kueue, pools, env)
     paths = {id(obj): path for obj, (path, _) in zip(workloads, spec.workloads.all(), strict=True)}
     unfit = [
@@ -191,4 +203,9 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         monitoring=monitoring_objects(spec, workloads),
         teams=[obj for name, team in spec.teams.items() for obj in team_objects(name, team, env)],
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
+        prometheus_stack=(
+            prometheus_stack(spec.monitoring, env, kube)
+            if spec.monitoring is not None and spec.monitoring.install is not None
+            else None
+        ),
     )

@@ -4,12 +4,20 @@ alerts on, and the Grafana dashboards it ships. Needs the prometheus-operator CR
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import AnyHttpUrl, Field, model_validator
 
-from components.spec.base import K8sName, Model
-from components.spec.storage import SecretKeyRef
+from components.spec.base import K8sName, Model, Quantity
+from components.spec.chart import ChartSource
+from components.spec.storage import ConfigOrSecret, SecretKeyRef
+
+PROMETHEUS_STACK_VERSION: Final = "88.6.1"
+"""kube-prometheus-stack's chart, pinned with its values in ``schemas/pins.yaml`` (prometheus-operator
+v0.93.1, the CRDs' line)."""
+PROMETHEUS_STACK_REPOSITORY = "https://prometheus-community.github.io/helm-charts"
+PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
+"""The Helm release name: its Prometheus selects monitors and rules labelled ``release: <release>``."""
 
 
 class PrometheusSpec(Model):
@@ -52,6 +60,50 @@ class DashboardsSpec(Model):
     """The label Grafana's dashboard sidecar watches (kube-prometheus-stack's default)."""
 
 
+class PrometheusStorage(Model):
+    size: Quantity = "50Gi"
+    """Each Prometheus replica's PVC (``volumeClaimTemplate``); it outlives the pod."""
+    storage_class: K8sName | None = None
+    """Unset: the cluster's default StorageClass."""
+
+
+class GrafanaInstall(Model):
+    admin_password: ConfigOrSecret
+    """Grafana's admin password: ``config`` (a Pulumi config secret; the stack creates the Secret with
+    ``admin-user: admin``) or ``secret`` (an existing Secret in the monitoring namespace holding that
+    key and ``admin-user``). Required: left unset, the Grafana chart generates a random password on
+    every render (it cannot ``lookup`` the last one under ``helm template``), so every ``pulumi up``
+    would change it."""
+
+
+class PrometheusStackInstall(Model):
+    """kube-prometheus-stack installed by the stack for a bare cluster: the prometheus-operator and its
+    CRDs, a Prometheus that selects the platform's monitors and rules (``release:
+    kube-prometheus-stack``), Alertmanager, kube-state-metrics, node-exporter and, optionally, Grafana
+    whose dashboard sidecar loads the platform's dashboards. Without it,
+    ``prerequisites.prometheusOperator: true`` says one is installed already."""
+
+    chart_version: Literal["88.6.1"] = PROMETHEUS_STACK_VERSION
+    chart: ChartSource = ChartSource(repository=PROMETHEUS_STACK_REPOSITORY)
+    retention: str = Field(default="15d", pattern=r"^[0-9]+(ms|s|m|h|d|w|y)$")
+    """How long Prometheus keeps samples."""
+    replicas: int = Field(default=1, ge=1, le=5)
+    """Prometheus replicas (each scrapes everything; more than one for HA)."""
+    storage: PrometheusStorage | None = PrometheusStorage()
+    """Persistent TSDB per replica; ``null`` keeps it in an emptyDir (lost with the pod)."""
+    alertmanager: bool = True
+    node_exporter: bool = True
+    """node-exporter on every node (hostNetwork, hostPID, host paths): its namespace then enforces
+    Pod Security ``privileged`` instead of ``baseline``."""
+    grafana: GrafanaInstall | None = None
+    """Grafana with the platform's dashboards; unset: no Grafana."""
+
+    @model_validator(mode="after")
+    def _archive_matches_version(self) -> PrometheusStackInstall:
+        self.chart.check_archive("kube-prometheus-stack", self.chart_version)
+        return self
+
+
 RUNBOOK_PATH = "docs/runbook.md"
 
 
@@ -63,6 +115,24 @@ class MonitoringSpec(Model):
     prometheus: PrometheusSpec = PrometheusSpec()
     alerts: AlertThresholds = AlertThresholds()
     dashboards: DashboardsSpec = DashboardsSpec()
+    install: PrometheusStackInstall | None = None
+    """Install kube-prometheus-stack into ``prometheus.namespace`` (a bare cluster); exclusive with
+    ``prerequisites.prometheusOperator``."""
+
+    @model_validator(mode="after")
+    def _installed_stack_selects_the_platform(self) -> MonitoringSpec:
+        install = self.install
+        if install is None:
+            return self
+        release = {"release": PROMETHEUS_STACK_RELEASE}
+        if self.prometheus.selector_labels != release:
+            raise ValueError(
+                f"prometheus.selectorLabels: the installed kube-prometheus-stack selects release: "
+                f"{PROMETHEUS_STACK_RELEASE}; drop selectorLabels"
+            )
+        if install.grafana is not None and self.dashboards.enabled and len(self.dashboards.labels) != 1:
+            raise ValueError("dashboards.labels: the installed Grafana's sidecar watches one label; give exactly one")
+        return self
 
 
 HISTORY_BUCKET_ENV = {

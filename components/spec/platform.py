@@ -219,12 +219,21 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
                 "monitoring emits the operator's ServiceMonitor (with Prometheus's selector labels); drop this",
             )
         )
-    if spec.monitoring is not None and not spec.prerequisites.prometheus_operator:
+    installs = spec.monitoring is not None and spec.monitoring.install is not None
+    if installs and spec.prerequisites.prometheus_operator:
+        problems.append(
+            (
+                "monitoring.install",
+                "kube-prometheus-stack is installed by the stack or already there "
+                "(prerequisites.prometheusOperator), not both; drop one",
+            )
+        )
+    elif spec.monitoring is not None and not installs and not spec.prerequisites.prometheus_operator:
         problems.append(
             (
                 "prerequisites.prometheusOperator",
-                "monitoring needs the prometheus-operator CRDs and a Prometheus (e.g. kube-prometheus-stack); "
-                "install them, then set platform.prerequisites.prometheusOperator: true",
+                "monitoring needs the prometheus-operator CRDs and a Prometheus: set monitoring.install: {} "
+                "to install kube-prometheus-stack, or install one and set prerequisites.prometheusOperator: true",
             )
         )
     return problems

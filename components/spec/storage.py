@@ -27,20 +27,24 @@ class SecretKeyRef(Model):
     key: str = "password"
 
 
-class RedisPassword(Model):
-    """Exactly one: ``config``, a Pulumi config secret of this project (``pulumi config set --secret
-    kuberay-platform:<key> ...``) from which the stack creates the password Secret in the Redis
-    namespace and in every client namespace; or ``secret``, an existing Secret of that name and key
-    in the Redis namespace and in every client namespace (an external prerequisite)."""
+class ConfigOrSecret(Model):
+    """A credential: exactly one of ``config``, a Pulumi config secret of this project (``pulumi config
+    set --secret kuberay-platform:<key> ...``) from which the stack creates a Secret, or ``secret``, an
+    existing Secret of that name and key (an external prerequisite). Never the value itself."""
 
     config: Annotated[str, Field(pattern=CONFIG_KEY_PATTERN)] | None = None
     secret: SecretKeyRef | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> RedisPassword:
+    def _one(self) -> ConfigOrSecret:
         if (self.config is None) == (self.secret is None):
             raise ValueError("set exactly one of config (a Pulumi config secret key) or secret (an existing Secret)")
         return self
+
+
+class RedisPassword(ConfigOrSecret):
+    """The Redis password: from ``config``, the stack creates the password Secret in the Redis
+    namespace and in every client namespace; a ``secret`` must exist in all of them."""
 
 
 class RedisImage(Model):
