@@ -1,5 +1,5 @@
 # kuberay-platform: every target sets up (or refreshes) .venv itself, from the locked requirements.
-#   make preview STACK=dev                    offline preview -> out/<stack>/          (checks group)
+#   make preview STACK=dev                    offline preview -> out/<stack>/          (checks group + nca)
 #        [STACK_FILE=examples/Pulumi.multikueue.yaml: preview that file as stack STACK]
 #   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json] (checks group)
 #   make test                                 static checks + every test                (dev group)
@@ -17,6 +17,7 @@
 #   policies/requirements.txt  the policy pack (its own policies/venv)
 #   requirements/checks.txt    program + policy pack + Kubernetes schemas: preview, lint, policy-config
 #   requirements/dev.txt       checks + test tools + Ray's models: test, check, bench
+#   requirements/nca.txt       network-config-analyzer in .venv-nca (preview's connectivity table)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -44,7 +45,7 @@ ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--ope
 	$(if $(KUEUE_CHART),--kueue-chart $(KUEUE_CHART)) \
 	$(foreach pair,$(ENGINE_SECRETS),--secret-from-env $(pair))
 
-.PHONY: venv venv-checks policy-venv preview lint check test policy-config schemas bench lock clean \
+.PHONY: venv venv-checks policy-venv nca-venv preview lint check test policy-config schemas bench lock clean \
 	toolchain pulumi-preview pulumi-up test-engine system-packages
 
 $(BIN)/python:
@@ -76,7 +77,19 @@ $(POLICY_VENV)/.installed: policies/requirements.txt
 	$(POLICY_VENV)/bin/python -m pip check
 	@touch $@
 
-preview: $(CHECKS_STAMP)
+# The connectivity analyzer's own virtualenv (network-config-analyzer pins its dependencies exactly).
+NCA_VENV := .venv-nca
+NCA_LOCK := requirements/nca.txt
+NCA_STAMP := $(NCA_VENV)/.installed
+$(NCA_STAMP): $(NCA_LOCK)
+	@test -x $(NCA_VENV)/bin/python || $(PYTHON) -m venv $(NCA_VENV)
+	$(NCA_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(NCA_LOCK)
+	$(NCA_VENV)/bin/python -m pip check
+	@touch $@
+
+nca-venv: $(NCA_STAMP)
+
+preview: $(CHECKS_STAMP) $(NCA_STAMP)
 	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(STACK_FILE),--stack-file $(STACK_FILE))
 
 lint: $(CHECKS_STAMP)
@@ -125,7 +138,7 @@ system-packages:
 		else echo "note: missing$$missing (install them; tests that need them skip)" >&2; fi; \
 	fi
 
-test: check system-packages
+test: check system-packages $(NCA_STAMP)
 	$(BIN)/python -m pytest
 
 # The real engine (tests/test_real_engine.py): builds/reuses the toolchain, then every stack for real.
@@ -144,6 +157,7 @@ lock: $(DEV_STAMP)
 	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=$(CHECKS_LOCK) requirements/checks.in
 	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=policies/requirements.txt policies/requirements.in
 	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=requirements.txt requirements.in
+	$(PIP_COMPILE) $(LOCK_ARGS) --output-file=$(NCA_LOCK) requirements/nca.in
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache

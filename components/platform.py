@@ -8,6 +8,7 @@ from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
 from components.monitoring import PrometheusStack, RayMonitoring
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
+from components.network import NamespacePolicies
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
 from components.storage import GcsStorage, GcsStorageArgs
 from components.tenancy import Teams
@@ -72,6 +73,19 @@ class KubeRayPlatform(pulumi.ComponentResource):
             if manifests.teams
             else []
         )
+        # Default deny and its allowances before any Ray pod starts.
+        self.network = (
+            [
+                NamespacePolicies(
+                    f"{name}-network",
+                    manifests.network_policies,
+                    after=[self.namespaces],
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            ]
+            if manifests.network_policies
+            else []
+        )
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
         self.workloads = RayWorkloads(
@@ -79,10 +93,11 @@ class KubeRayPlatform(pulumi.ComponentResource):
             RayWorkloadsArgs(
                 workloads=manifests.workloads,
                 gateways=manifests.gateways,
-                after=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams],
+                after=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams, *self.network],
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams]
+                parent=self,
+                depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams, *self.network],
             ),
         )
         # kube-prometheus-stack (its CRDs and Prometheus) before the monitors and rules it reads.

@@ -144,7 +144,11 @@ def test_a_mandatory_violation_fails_the_preview(tmp_path: Path, monkeypatch: py
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text(stack)
     result = run_preview("dev", stack_path=path)
-    assert [(v.policy, v.enforcement) for v in result.violations] == [("head-runs-tasks", "mandatory")]
+    # A dev stack promoted to prod also lacks prod's NetworkPolicies.
+    assert sorted((v.policy, v.enforcement) for v in result.violations) == [
+        ("head-runs-tasks", "mandatory"),
+        ("namespace-default-deny", "mandatory"),
+    ]
     assert result.exit_code == 1
     write_outputs(result, tmp_path / "out")
     plan = json.loads((tmp_path / "out" / "plan.json").read_text())

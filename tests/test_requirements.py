@@ -26,6 +26,9 @@ GROUPS = {
     "requirements/dev.txt": "requirements/dev.in",
 }
 RUNTIME, POLICY, CHECKS, DEV = GROUPS
+TOOL_GROUPS = {"requirements/nca.txt": "requirements/nca.in"}
+"""Tools in a virtualenv of their own (``.venv-nca``): their packages pin dependencies exactly, at
+versions the other groups need not share."""
 HEAVY = {"ray", "pyarrow"}
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)$")
 
@@ -99,7 +102,7 @@ def test_names_are_compared_normalized() -> None:
     }
 
 
-@pytest.mark.parametrize("lock", GROUPS)
+@pytest.mark.parametrize("lock", {**GROUPS, **TOOL_GROUPS})
 def test_every_locked_requirement_carries_a_sha256_hash(lock: str) -> None:
     text = (ROOT / lock).read_text()
     assert locked(lock), f"{lock} is empty"
@@ -117,7 +120,7 @@ def test_all_locks_agree_on_every_shared_version() -> None:
     assert disagreements == []
 
 
-@pytest.mark.parametrize(("lock", "source"), GROUPS.items())
+@pytest.mark.parametrize(("lock", "source"), {**GROUPS, **TOOL_GROUPS}.items())
 def test_each_top_level_pin_is_locked_at_its_version(lock: str, source: str) -> None:
     pins = top_level_pins(ROOT / source)
     have = locked(lock)
@@ -144,6 +147,16 @@ def test_the_policy_pack_runtime_has_neither_ray_nor_pyarrow() -> None:
 def test_the_checks_group_has_neither_ray_nor_pyarrow_and_dev_has_both() -> None:
     assert set(locked(CHECKS)) & HEAVY == set()
     assert set(locked(DEV)) >= HEAVY
+
+
+def test_the_analyzer_has_its_own_virtualenv_that_preview_and_test_install() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "NCA_VENV := .venv-nca" in makefile and "NCA_LOCK := requirements/nca.txt" in makefile
+    for target in ("preview", "test"):
+        (line,) = [x for x in makefile.splitlines() if x.startswith(f"{target}:")]
+        assert "$(NCA_STAMP)" in line, line
+    assert "network-config-analyzer" in locked("requirements/nca.txt")
+    assert not set(locked("requirements/nca.txt")) & {"pulumi", "ray", "pydantic"}
 
 
 def test_the_policy_pack_has_its_own_virtualenv_inside_the_pack() -> None:

@@ -28,6 +28,7 @@ from components.stack_config import PROJECT, StackConfigError, required_secret_c
 from policies.rules.base import RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
 from tools.chart_values import unknown_keys
+from tools.connectivity import NCA_ENV, analyze, nca_command, ray_namespaces, report
 from tools.engine import SECRET_PLACEHOLDER, RecordedResource, run_program
 from tools.policy_config import resolve
 from tools.schema import REPO_ROOT, SchemaError, Validator
@@ -49,6 +50,8 @@ class PreviewResult:
     """Which schemas the objects were validated against (``Validator.describe``)."""
     unset_secrets: list[str] = field(default_factory=list)
     """Config secrets the spec needs that the stack file does not set (a placeholder stood in)."""
+    connectivity: list[str] | None = None
+    """Who may talk to whom under the stack's NetworkPolicies (``tools.connectivity``), or None."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -128,7 +131,21 @@ def run_preview(
         [(r.type, r.inputs) for r in resources], RuleContext(environment=spec.environment), config
     )
     result.violations = [v for _, v in found]
+    result.connectivity = connectivity_lines(manifests)
     return result
+
+
+def connectivity_lines(manifests: list[dict[str, Any]]) -> list[str] | None:
+    """What the stack's NetworkPolicies allow to and from the namespaces they police, as
+    network-config-analyzer computes it; None without policies. Without the analyzer, one line
+    saying so (``make preview`` installs it)."""
+    policed = ray_namespaces(manifests)
+    if not policed:
+        return None
+    nca = nca_command()
+    if nca is None:
+        return [f"(not computed: network-config-analyzer is not installed; `make nca-venv`, or set {NCA_ENV})"]
+    return report(analyze(manifests, nca), policed)
 
 
 def prerequisites_section(spec: PlatformSpec) -> list[str]:
@@ -239,6 +256,11 @@ def write_outputs(result: PreviewResult, out_dir: Path) -> None:
     }
     (out_dir / "plan.json").write_text(json.dumps(plan, indent=2) + "\n")
     (out_dir / "summary.md").write_text(render_summary(result))
+    connectivity = out_dir / "connectivity.txt"
+    if result.connectivity is not None:
+        connectivity.write_text("\n".join(result.connectivity) + "\n")
+    elif connectivity.exists():
+        connectivity.unlink()
 
 
 TOP_LEVEL_ORDER = ("apiVersion", "kind", "metadata", "spec")
@@ -361,6 +383,23 @@ def monitoring_section(result: PreviewResult) -> list[str]:
     return lines
 
 
+def connectivity_section(lines: list[str]) -> list[str]:
+    return [
+        "Every connection the stack's NetworkPolicies allow to or from the namespaces they police, as "
+        "network-config-analyzer computes it over representative pods (`out/<stack>/connectivity.txt`; "
+        "`stray` is a non-Ray pod, `outsider` a namespace no policy names, `peer` any pod of a named "
+        "namespace). A change here is a change in who may reach what.",
+        "",
+        "<details><summary>" + f"{len(lines)} allowed connection(s)" + "</summary>",
+        "",
+        "```",
+        *lines,
+        "```",
+        "",
+        "</details>",
+    ]
+
+
 def installed_prometheus_stack(monitoring: MonitoringSpec) -> list[str]:
     install = monitoring.install
     if install is None:
@@ -459,6 +498,8 @@ def render_summary(result: PreviewResult) -> str:
         lines += ["", "## Secrets to set before `pulumi up`", ""]
         lines += [f"- `pulumi config set --secret {key} <value>`" for key in result.unset_secrets]
         lines += ["", "(the offline preview stood a placeholder in for each)"]
+    if result.connectivity is not None:
+        lines += ["", "## Connectivity", "", *connectivity_section(result.connectivity)]
     lines += prerequisites_section(spec)
     lines += ["", "## Workloads", "", *workloads_table(spec)]
     lines += ["", "## Capacity", "", *capacity_table(plans(result.manifests))]

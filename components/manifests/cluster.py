@@ -42,6 +42,18 @@ HEAD_PORTS = [
     {"containerPort": 44227, "name": "dash-metrics"},
 ]
 WORKLOAD_LABEL = "kuberay-platform.io/workload"
+RAY_UID = 1000
+"""The ``ray`` user of Ray's images (``rayproject/ray``: uid 1000, gid 100)."""
+RESTRICTED_POD: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "runAsUser": RAY_UID,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+"""Pod Security ``restricted`` at pod level: every container, the ones KubeRay injects included, runs
+as non-root under the runtime's seccomp profile. ``runAsUser`` because the kubelet cannot check
+``runAsNonRoot`` against an image whose user is a name."""
+RESTRICTED_CONTAINER: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+"""What ``restricted`` asks of each container itself."""
 """On every Ray pod template: which workload (RayCluster, RayJob, RayService) the pod serves, whatever
 the name of the RayCluster behind it (RayServices and RayJobs generate theirs). Monitoring groups
 Ray's metrics by it."""

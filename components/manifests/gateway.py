@@ -22,7 +22,8 @@ GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 EXPOSURE_LABEL = "kuberay-platform.io/exposure"
 SERVING_AUTH_ANNOTATION = "kuberay-platform.io/serving-auth"
 """On a RayService whose Gateway is external: what authenticates clients in front of Ray Serve."""
-LISTENER = {"name": "http", "protocol": "HTTP", "port": 80}
+LISTENER_PORT = 80
+LISTENER = {"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}
 """Exactly KubeRay's (``GatewayListenerPortName``, ``DefaultGatewayListenerPort``)."""
 
 

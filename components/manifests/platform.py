@@ -20,6 +20,7 @@ from components.manifests.kueue_install import KueueInstallManifests, kueue_inst
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.monitoring import operator_service_monitor, pod_monitors, prometheus_rule, rule_groups
 from components.manifests.namespace import namespace
+from components.manifests.namespace_policies import namespace_policies
 from components.manifests.operator_values import operator_values
 from components.manifests.prometheus_stack import PrometheusStackManifests, prometheus_stack
 from components.manifests.quota_fit import queued_admissions
@@ -74,6 +75,9 @@ class PlatformManifests:
     (``platform.monitoring``)."""
     prometheus_stack: PrometheusStackManifests | None = None
     """kube-prometheus-stack, when the stack installs it (``monitoring.install``)."""
+    network_policies: list[dict[str, Any]] = field(default_factory=list)
+    """Default deny and the platform's allowances in every namespace that runs Ray
+    (``platform.networkPolicies``), created before the workloads."""
 
     @property
     def capacity(self) -> list[Capacity]:
@@ -104,6 +108,32 @@ def monitoring_objects(spec: PlatformSpec, workloads: list[dict[str, Any]]) -> l
         monitoring, spec.operator.namespace, spec.operator.service_monitor.interval, env
     )
     return [*monitors, operator, prometheus_rule(monitoring, groups, env), *dashboards]
+
+
+def network_objects(
+    spec: PlatformSpec, workloads: list[dict[str, Any]], redis: list[RedisManifests]
+) -> list[dict[str, Any]]:
+    network = spec.network_policies
+    if network is None:
+        return []
+    if network.metrics_from is not None:
+        metrics_from = list(network.metrics_from)
+    else:
+        metrics_from = [spec.monitoring.prometheus.namespace] if spec.monitoring is not None else []
+    gateways = {
+        (s.namespace, s.name): s.upgrade.exposure == "internal"
+        for s in spec.workloads.ray_services
+        if upgrade_strategy(s, spec.workloads.pools) == "NewClusterWithIncrementalUpgrade"
+    }
+    return namespace_policies(
+        network,
+        workloads,
+        spec.operator.namespace,
+        metrics_from,
+        {r.name: r.namespace for r in redis},
+        gateways,
+        spec.environment,
+    )
 
 
 def _dispatched(obj: dict[str, Any], spec: PlatformSpec) -> dict[str, Any]:
@@ -203,6 +233,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         monitoring=monitoring_objects(spec, workloads),
         teams=[obj for name, team in spec.teams.items() for obj in team_objects(name, team, env)],
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
+        network_policies=network_objects(spec, workloads, redis),
         prometheus_stack=(
             prometheus_stack(spec.monitoring, env, kube)
             if spec.monitoring is not None and spec.monitoring.install is not None

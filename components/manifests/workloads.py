@@ -6,7 +6,15 @@ from typing import Any
 
 import yaml
 
-from components.manifests.cluster import GcsStores, Pools, WorkerOptions, cluster_body
+from components.manifests.cluster import (
+    RESTRICTED_CONTAINER,
+    RESTRICTED_POD,
+    WORKLOAD_LABEL,
+    GcsStores,
+    Pools,
+    WorkerOptions,
+    cluster_body,
+)
 from components.manifests.common import metadata
 from components.manifests.gateway import SERVING_AUTH_ANNOTATION
 from components.manifests.ray_objects import (
@@ -34,6 +42,8 @@ LLM_GRACE_PERIOD_SECONDS = 600
 SHUTDOWN_MARGIN_SECONDS = 30
 """Ray Serve's replica drain ends this long before Kubernetes kills the pod."""
 API_VERSION = "ray.io/v1"
+SUBMITTER_CONTAINER = "ray-job-submitter"
+"""KubeRay's name for it (``utils.SubmitterContainerName``)."""
 
 
 GCS_DELETION_TIMEOUT_ANNOTATION = "ray.io/gcs-ft-deletion-timeout"
@@ -204,7 +214,27 @@ def ray_job_spec(
         spec["activeDeadlineSeconds"] = job.active_deadline_seconds
     spec["backoffLimit"] = job.backoff_limit
     spec["rayClusterSpec"] = cluster_body(job, pools, operator_namespace=operator_namespace, stores=stores)
+    if job.submission_mode == "K8sJobMode":
+        spec["submitterPodTemplate"] = submitter_template(job, spec["rayClusterSpec"])
     return spec
+
+
+def submitter_template(job: RayJobSpec, cluster: dict[str, Any]) -> dict[str, Any]:
+    """The K8sJobMode submitter's pod: KubeRay 1.7.0's default (``GetDefaultSubmitterContainer``: the
+    head's image, 500m CPU / 200Mi requested, 1 CPU / 1Gi limits, ``restartPolicy: Never``; KubeRay
+    fills in the ``ray job submit`` command) with the workload label the platform's NetworkPolicies
+    and monitors select by, and a restricted securityContext."""
+    head = cluster["headGroupSpec"]["template"]
+    container = {
+        "name": SUBMITTER_CONTAINER,
+        "image": head["spec"]["containers"][0]["image"],
+        "resources": {"requests": {"cpu": "500m", "memory": "200Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
+        "securityContext": dict(RESTRICTED_CONTAINER),
+    }
+    return {
+        "metadata": {"labels": {WORKLOAD_LABEL: job.name}},
+        "spec": {"restartPolicy": "Never", "securityContext": dict(RESTRICTED_POD), "containers": [container]},
+    }
 
 
 def ray_job(

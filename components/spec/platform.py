@@ -23,6 +23,7 @@ from components.spec.base import (
 )
 from components.spec.kueue import RAY_FRAMEWORKS, ClusterQueueSpec, KueueSpec
 from components.spec.monitoring import HistoryServerSpec, MonitoringSpec
+from components.spec.network import PlatformNetworkSpec
 from components.spec.operator import OperatorSpec
 from components.spec.storage import (
     ExternalRedis,
@@ -130,6 +131,9 @@ class PlatformSpec(Model):
     """Ray History Server collectors for the workloads with ``historyServer: true``."""
     monitoring: MonitoringSpec | None = None
     """PodMonitors, the operator's ServiceMonitor, alert rules and dashboards (``components.spec.monitoring``)."""
+    network_policies: PlatformNetworkSpec | None = None
+    """Default-deny NetworkPolicies in every namespace that runs Ray, with what the platform needs
+    allowed back in (``components.spec.network``)."""
 
     @property
     def namespaces_protected(self) -> bool:
@@ -194,6 +198,7 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
             problems += _service_checks(path, workload, pools)
         problems += _gcs_checks(spec, path, workload)
     problems += reference_checks(spec)
+    problems += network_checks(spec)
     problems += kueue_checks(spec)
     problems += batch_scheduler_checks(spec)
     owners: dict[str, str] = {}
@@ -236,6 +241,43 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
                 "to install kube-prometheus-stack, or install one and set prerequisites.prometheusOperator: true",
             )
         )
+    return problems
+
+
+def network_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """Names the NetworkPolicies select by are unique; what a default-deny namespace must allow."""
+    problems: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str], str] = {}
+    for path, w in spec.workloads.all():
+        key = (w.namespace, w.name)
+        if key in seen:
+            problems.append(
+                (f"{path}.name", f"{w.name} is already a workload in namespace {w.namespace} ({seen[key]}); rename one")
+            )
+        seen.setdefault(key, path)
+    network = spec.network_policies
+    if network is None:
+        return problems
+    unknown = sorted(set(network.namespaces) - {w.namespace for _, w in spec.workloads.all()})
+    for namespace in unknown:
+        problems.append((f"networkPolicies.namespaces.{namespace}", "no workload runs there; drop it"))
+    for path, w in spec.workloads.all():
+        if w.autoscaled and not network.api_server_cidrs:
+            problems.append(
+                (
+                    "networkPolicies.apiServerCidrs",
+                    f"{path} autoscales: its head's autoscaler must reach the API server; list its endpoints "
+                    "(kubectl get endpoints kubernetes)",
+                )
+            )
+        if isinstance(w, RayServiceSpec) and not network.for_namespace(w.namespace).serve_from:
+            problems.append(
+                (
+                    "networkPolicies.serveFrom",
+                    f"{path} serves, but no namespace may reach it on 8000; name the ingress or Gateway "
+                    f"namespace (here or under namespaces.{w.namespace})",
+                )
+            )
     return problems
 
 

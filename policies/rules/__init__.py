@@ -26,6 +26,7 @@ from policies.rules import (
     managed_by,
     memory_request_below_limit,
     missing_local_queue,
+    namespace_default_deny,
     network_policy_incomplete,
     rayservice_upgrade_none,
     redis_password,
@@ -98,4 +99,5 @@ STACK_RULES: list[StackRule] = [
     feature_gate_off.UNKNOWN_RULE,
     serving_exposed_without_auth.RULE,
     missing_local_queue.RULE,
+    namespace_default_deny.RULE,
 ]
