@@ -80,7 +80,8 @@ def test_namespaces_carry_pod_security_admission_labels() -> None:
         for r in by_type(run(), "kubernetes:core/v1:Namespace")
     }
     assert namespaces["kuberay-system"]["pod-security.kubernetes.io/enforce"] == "restricted"
-    assert namespaces["ray"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    # Every pod the platform writes is hardened: workload namespaces enforce restricted too.
+    assert namespaces["ray"]["pod-security.kubernetes.io/enforce"] == "restricted"
     assert namespaces["ray"]["pod-security.kubernetes.io/warn"] == "restricted"
     assert namespaces["ray"]["pod-security.kubernetes.io/enforce-version"] == "v1.33"
 

@@ -205,6 +205,7 @@ def test_profiles_set_floors_and_autoscaler_behaviour() -> None:
         "idleTimeoutSeconds": 300,
         "upscalingMode": "Conservative",
         "resources": None,
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
     }
     assert training["spec"]["workerGroupSpecs"][0]["minReplicas"] == 0
     options = serving["spec"]["rayClusterConfig"]["autoscalerOptions"]

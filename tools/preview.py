@@ -18,6 +18,7 @@ import yaml
 
 from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans, total
+from components.manifests.platform import baseline_reasons
 from components.manifests.quantity import format_bytes
 from components.manifests.quota_fit import QuotaRow, quota_table
 from components.manifests.tenancy import quota_hard
@@ -383,6 +384,21 @@ def monitoring_section(result: PreviewResult) -> list[str]:
     return lines
 
 
+def pod_security_section(result: PreviewResult) -> list[str]:
+    """What each namespace the stack creates enforces, and why not ``restricted`` where it does not."""
+    lines = ["| namespace | enforces | why not restricted |", "| --- | --- | --- |"]
+    for m in result.manifests:
+        if m["kind"] != "Namespace":
+            continue
+        name, labels = m["metadata"]["name"], m["metadata"]["labels"]
+        level = labels["pod-security.kubernetes.io/enforce"]
+        why = "; ".join(baseline_reasons(result.spec, name)) if level == "baseline" else ""
+        if level == "privileged":
+            why = "node-exporter (host network, PID and paths)"
+        lines.append(f"| `{name}` | {level} | {why or '-'} |")
+    return lines
+
+
 def connectivity_section(lines: list[str]) -> list[str]:
     return [
         "Every connection the stack's NetworkPolicies allow to or from the namespaces they police, as "
@@ -498,6 +514,7 @@ def render_summary(result: PreviewResult) -> str:
         lines += ["", "## Secrets to set before `pulumi up`", ""]
         lines += [f"- `pulumi config set --secret {key} <value>`" for key in result.unset_secrets]
         lines += ["", "(the offline preview stood a placeholder in for each)"]
+    lines += ["", "## Pod Security", "", *pod_security_section(result)]
     if result.connectivity is not None:
         lines += ["", "## Connectivity", "", *connectivity_section(result.connectivity)]
     lines += prerequisites_section(spec)

@@ -46,7 +46,8 @@ class Tool:
     binary: str
     package: str
     version: str
-    version_var: str
+    version_var: str | None
+    """The variable ``-X`` stamps the version into; None for a program of this project's own."""
     env: dict[str, str] = field(default_factory=dict)
     generate_module: str | None = None  # module whose main package needs its generate.go run first
 
@@ -56,7 +57,11 @@ class Tool:
 
     @property
     def ldflags(self) -> str:
-        return f"-s -w -X {self.version_var}={self.version}"
+        return f"-s -w -X {self.version_var}={self.version}" if self.version_var else "-s -w"
+
+    def sources(self) -> list[Path]:
+        """What decides the binary besides the Go version: go.mod, go.sum and the module's own Go files."""
+        return [self.module_dir / "go.mod", self.module_dir / "go.sum", *sorted(self.module_dir.glob("*.go"))]
 
 
 PULUMI = Tool(
@@ -75,7 +80,18 @@ KUBERNETES = Tool(
     env={"CGO_ENABLED": "0"},
     generate_module="github.com/pulumi/pulumi-kubernetes/provider/v4",
 )
-TOOLS = (PULUMI, KUBERNETES)
+PODSECURITY = Tool(
+    name="podsecurity",
+    binary="podsecurity",
+    package=".",
+    version="v0.36.6",
+    version_var=None,
+    env={"CGO_ENABLED": "0"},
+)
+"""The Pod Security Standards checks of the API server's admission plugin (k8s.io/pod-security-admission
+v0.36.6, the Kubernetes 1.36 line), run over the pod templates the platform writes by a small driver
+of this project's (``toolchain/podsecurity/main.go``)."""
+TOOLS = (PULUMI, KUBERNETES, PODSECURITY)
 
 # Not here: the Python language host (github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3),
 # which the Go module proxy refuses for every version (README, "The real engine, offline").
@@ -118,8 +134,7 @@ def cache_key(tool: Tool, go: str) -> str:
         tool.package,
         tool.ldflags,
         json.dumps(tool.env, sort_keys=True),
-        (tool.module_dir / "go.mod").read_text(),
-        (tool.module_dir / "go.sum").read_text(),
+        *(path.read_text() for path in tool.sources()),
     ):
         h.update(part.encode())
         h.update(b"\0")

@@ -42,18 +42,24 @@ HEAD_PORTS = [
     {"containerPort": 44227, "name": "dash-metrics"},
 ]
 WORKLOAD_LABEL = "kuberay-platform.io/workload"
-RAY_UID = 1000
-"""The ``ray`` user of Ray's images (``rayproject/ray``: uid 1000, gid 100)."""
-RESTRICTED_POD: dict[str, Any] = {
-    "runAsNonRoot": True,
-    "runAsUser": RAY_UID,
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
-"""Pod Security ``restricted`` at pod level: every container, the ones KubeRay injects included, runs
-as non-root under the runtime's seccomp profile. ``runAsUser`` because the kubelet cannot check
-``runAsNonRoot`` against an image whose user is a name."""
 RESTRICTED_CONTAINER: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-"""What ``restricted`` asks of each container itself."""
+"""What Pod Security ``restricted`` asks of each container itself. KubeRay copies the Ray container's
+securityContext into the init containers it injects (``wait-gcs-ready``); the autoscaler sidecar gets
+``autoscalerOptions.securityContext``."""
+
+
+def restricted_pod(w: ClusterBase) -> dict[str, Any]:
+    """Pod Security ``restricted`` at pod level: every container, injected ones included, runs as the
+    image's non-root user under the runtime's seccomp profile; volumes belong to its group."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": w.image.run_as_user,
+        "fsGroup": w.image.fs_group,
+        "fsGroupChangePolicy": "OnRootMismatch",
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 """On every Ray pod template: which workload (RayCluster, RayJob, RayService) the pod serves, whatever
 the name of the RayCluster behind it (RayServices and RayJobs generate theirs). Monitoring groups
 Ray's metrics by it."""
@@ -111,7 +117,12 @@ def _volumes(volumes: list[SharedVolume]) -> tuple[list[dict[str, Any]], list[di
 
 
 def _container(name: str, image: str, resources: dict[str, Any], w: ClusterBase) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": name, "image": image, "resources": resources}
+    container: dict[str, Any] = {
+        "name": name,
+        "image": image,
+        "resources": resources,
+        "securityContext": dict(RESTRICTED_CONTAINER),
+    }
     if w.env:
         container["env"] = [{"name": k, "value": v} for k, v in sorted(w.env.items())]
     if w.secret_env:
@@ -125,7 +136,7 @@ def _container(name: str, image: str, resources: dict[str, Any], w: ClusterBase)
 def _pod_spec(
     container: dict[str, Any], w: ClusterBase, selector: Mapping[str, str], tolerations: list[Toleration]
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [container]}
+    spec: dict[str, Any] = {"securityContext": restricted_pod(w), "containers": [container]}
     if selector:
         spec["nodeSelector"] = dict(selector)
     if tolerations:
@@ -295,6 +306,7 @@ def cluster_body(
             "idleTimeoutSeconds": autoscaling.idle_timeout_seconds,
             "upscalingMode": autoscaling.upscaling_mode,
             "resources": container_resources(AUTOSCALER_RESOURCES),
+            "securityContext": dict(RESTRICTED_CONTAINER),
         }
     body |= {
         "authOptions": {"mode": w.auth},

@@ -19,7 +19,7 @@ from components.manifests.kueue import kueue_objects
 from components.manifests.kueue_install import KueueInstallManifests, kueue_install
 from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.monitoring import operator_service_monitor, pod_monitors, prometheus_rule, rule_groups
-from components.manifests.namespace import namespace
+from components.manifests.namespace import PodSecurityLevel, namespace
 from components.manifests.namespace_policies import namespace_policies
 from components.manifests.operator_values import operator_values
 from components.manifests.prometheus_stack import PrometheusStackManifests, prometheus_stack
@@ -108,6 +108,34 @@ def monitoring_objects(spec: PlatformSpec, workloads: list[dict[str, Any]]) -> l
         monitoring, spec.operator.namespace, spec.operator.service_monitor.interval, env
     )
     return [*monitors, operator, prometheus_rule(monitoring, groups, env), *dashboards]
+
+
+def baseline_reasons(spec: PlatformSpec, namespace: str) -> list[str]:
+    """Why a workload namespace cannot enforce Pod Security ``restricted``: pods there that the
+    platform cannot make restricted. Every pod template the platform writes is restricted (non-root,
+    no privilege escalation, all capabilities dropped, RuntimeDefault seccomp)."""
+    reasons = []
+    for _, w in spec.workloads.all():
+        if w.namespace != namespace:
+            continue
+        if any(v.nfs is not None for v in w.volumes):
+            reasons.append(f"{w.name}: an inline nfs volume (restricted allows PersistentVolumeClaims, not nfs)")
+        if w.history_server:
+            reasons.append(f"{w.name}: KubeRay 1.7.0's history collector sidecar has no securityContext")
+        if (
+            isinstance(w, RayServiceSpec)
+            and upgrade_strategy(w, spec.workloads.pools) == "NewClusterWithIncrementalUpgrade"
+        ):
+            reasons.append(
+                f"{w.name}: the Gateway controller deploys its proxies here (Istio's set no seccomp profile)"
+            )
+    return reasons
+
+
+def pod_security_level(spec: PlatformSpec, namespace: str) -> PodSecurityLevel:
+    """``restricted``, or ``baseline`` where ``baseline_reasons`` says so (warn and audit stay
+    ``restricted`` everywhere)."""
+    return "baseline" if baseline_reasons(spec, namespace) else "restricted"
 
 
 def network_objects(
@@ -222,9 +250,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         # all capabilities dropped, RuntimeDefault seccomp), so its namespace can enforce restricted.
         operator_namespace=namespace(spec.operator.namespace, env, "kuberay-operator", "restricted", kube),
         operator_values=operator_values(spec.operator, gates, spec.monitoring),
-        # Ray images run as a non-root user but KubeRay-injected containers do not all declare a
-        # restricted securityContext: enforce baseline, warn and audit restricted.
-        workload_namespaces=[namespace(n, env, "ray-workloads", "baseline", kube) for n in names],
+        workload_namespaces=[namespace(n, env, "ray-workloads", pod_security_level(spec, n), kube) for n in names],
         workloads=workloads,
         gateways=gateways,
         gates_needed=needed,

@@ -8,12 +8,12 @@ import yaml
 
 from components.manifests.cluster import (
     RESTRICTED_CONTAINER,
-    RESTRICTED_POD,
     WORKLOAD_LABEL,
     GcsStores,
     Pools,
     WorkerOptions,
     cluster_body,
+    restricted_pod,
 )
 from components.manifests.common import metadata
 from components.manifests.gateway import SERVING_AUTH_ANNOTATION
@@ -233,7 +233,7 @@ def submitter_template(job: RayJobSpec, cluster: dict[str, Any]) -> dict[str, An
     }
     return {
         "metadata": {"labels": {WORKLOAD_LABEL: job.name}},
-        "spec": {"restartPolicy": "Never", "securityContext": dict(RESTRICTED_POD), "containers": [container]},
+        "spec": {"restartPolicy": "Never", "securityContext": restricted_pod(job), "containers": [container]},
     }
 
 

@@ -201,6 +201,11 @@ class RayImage(Model):
     """A custom image's tag (dependencies baked in); it should start with ``rayVersion``."""
     digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
     """Pins the exact image bytes (``repository:tag@sha256:...``)."""
+    run_as_user: int = Field(default=1000, ge=1)
+    """The image's non-root user id: Ray's images run as ``ray``, uid 1000. Pods run as it
+    (``runAsNonRoot`` needs a number: the kubelet cannot check a user name)."""
+    fs_group: int = Field(default=100, ge=0)
+    """The group that owns mounted volumes (Ray's images: ``users``, gid 100)."""
 
     def reference(self, ray_version: str, variant: str | None = None, llm: bool = False) -> str:
         repository = self.repository or (RAY_LLM_IMAGE if llm else RAY_IMAGE)
