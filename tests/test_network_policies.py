@@ -58,7 +58,7 @@ def test_every_ray_namespace_denies_by_default_and_allows_dns() -> None:
     found = policies(PROD)
     for ns in ("ray-prod", "ray-research", "ray-serving", "ray-training"):
         deny = found[(ns, "ray-default-deny")]["spec"]
-        assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": []}
+        assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
         (dns,) = found[(ns, "ray-allow-dns")]["spec"]["egress"]
         assert {"protocol": "UDP", "port": 53} in dns["ports"]
     assert {ns for ns, _ in found} == {"ray-prod", "ray-research", "ray-serving", "ray-training"}

@@ -103,6 +103,8 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
     dev = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
     as_prod = json.loads(json.dumps(dev))
     as_prod["config"]["kuberay-platform:platform"]["environment"] = "prod"
+    # Prod's NetworkPolicies too: the planted violation is then the stack's only one.
+    as_prod["config"]["kuberay-platform:platform"]["networkPolicies"] = {"apiServerCidrs": ["172.16.0.2/32"]}
     (engine_base / "planted.yaml").write_text(yaml.safe_dump(as_prod))
     advisory = json.loads((REPO / "policies" / "config" / "prod.json").read_text())
     advisory["head-runs-tasks"]["enforcementLevel"] = "advisory"

@@ -72,13 +72,16 @@ def _policy(
     ingress: list[dict[str, Any]] | None = None,
     egress: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    # An empty rule list is written as none (the provider drops empty lists; both deny everything).
     spec: dict[str, Any] = {"podSelector": dict(pods), "policyTypes": []}
     if ingress is not None:
         spec["policyTypes"].append("Ingress")
-        spec["ingress"] = ingress
+        if ingress:
+            spec["ingress"] = ingress
     if egress is not None:
         spec["policyTypes"].append("Egress")
-        spec["egress"] = egress
+        if egress:
+            spec["egress"] = egress
     return {
         "apiVersion": API_VERSION,
         "kind": "NetworkPolicy",
