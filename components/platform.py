@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pulumi
 
+from components.certificates import CertManager
 from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
 from components.monitoring import PrometheusStack, RayMonitoring
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.network import NamespacePolicies
 from components.operator import KubeRayOperator, KubeRayOperatorArgs
+from components.secrets import RayAuthTokens
 from components.storage import GcsStorage, GcsStorageArgs
 from components.tenancy import Teams
 from components.workloads import RAY_WORKLOADS_TYPE, RayWorkloads, RayWorkloadsArgs
@@ -73,6 +75,33 @@ class KubeRayPlatform(pulumi.ComponentResource):
             if manifests.teams
             else []
         )
+        # cert-manager, its issuers and the dashboard certificates before the workloads (their
+        # ingresses use the certificates; KubeRay's mTLS issues through cert-manager).
+        self.certificates = (
+            [
+                CertManager(
+                    f"{name}-cert-manager",
+                    manifests.cert_manager,
+                    after=[self.namespaces],
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            ]
+            if manifests.cert_manager is not None
+            else []
+        )
+        # Ray auth tokens from config secrets, before the workloads that name them.
+        self.tokens = (
+            [
+                RayAuthTokens(
+                    f"{name}-tokens",
+                    manifests.token_secrets,
+                    after=[self.namespaces],
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            ]
+            if manifests.token_secrets
+            else []
+        )
         # Default deny and its allowances before any Ray pod starts.
         self.network = (
             [
@@ -88,17 +117,24 @@ class KubeRayPlatform(pulumi.ComponentResource):
         )
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
+        before_workloads = [
+            self.operator,
+            self.namespaces,
+            *self.storage,
+            *self.kueue,
+            *self.teams,
+            *self.network,
+            *self.certificates,
+            *self.tokens,
+        ]
         self.workloads = RayWorkloads(
             f"{name}-workloads",
             RayWorkloadsArgs(
                 workloads=manifests.workloads,
                 gateways=manifests.gateways,
-                after=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams, *self.network],
+                after=before_workloads,
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[self.operator, self.namespaces, *self.storage, *self.kueue, *self.teams, *self.network],
-            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=before_workloads),
         )
         # kube-prometheus-stack (its CRDs and Prometheus) before the monitors and rules it reads.
         self.prometheus_stack = (

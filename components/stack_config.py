@@ -56,12 +56,15 @@ def config_secret(key: str, what: str) -> pulumi.Output[str]:
 
 
 def required_secret_config(spec: PlatformSpec) -> list[str]:
-    """The Pulumi config secrets ``spec`` reads (full keys): in-cluster Redis passwords, Grafana's
-    admin password."""
+    """The Pulumi config secrets ``spec`` reads (full keys): in-cluster Redis passwords, Ray auth
+    tokens, Grafana's admin password."""
     keys = {
         f"{PROJECT}:{storage.password.config}"
         for storage in spec.gcs_storage.values()
         if isinstance(storage, InClusterRedis) and storage.password.config
+    }
+    keys |= {
+        f"{PROJECT}:{w.auth.token.config}" for _, w in spec.workloads.all() if w.auth.token and w.auth.token.config
     }
     install = spec.monitoring.install if spec.monitoring is not None else None
     if install is not None and install.grafana is not None and install.grafana.admin_password.config:

@@ -50,7 +50,7 @@ def test_a_stack_that_uses_nothing_alpha_keeps_upstream_defaults() -> None:
 
 
 def test_a_stack_using_rocksdb_network_policy_and_mtls_gets_exactly_those_gates() -> None:
-    data = minimal_platform()
+    data = minimal_platform(prerequisites={"certManager": True})  # mTLS issues through cert-manager
     data["workloads"]["rayClusters"][0].update(
         gcsFaultTolerance={"backend": "rocksdb"}, networkPolicy="DenyAllIngress", mtls=True
     )

@@ -247,6 +247,7 @@ def test_rocksdb_keeps_its_claim_in_prod_and_takes_class_and_access_modes() -> N
 def test_the_planted_password_appears_in_no_output(tmp_path: Path) -> None:
     stack = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())
     stack["config"]["kuberay-platform:redisGcsPassword"] = PASSWORD
+    stack["config"]["kuberay-platform:qwenChatRayToken"] = "token-" + PASSWORD
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text(yaml.safe_dump(stack))
     result = run_preview("prod", stack_path=path)
@@ -259,4 +260,4 @@ def test_the_planted_password_appears_in_no_output(tmp_path: Path) -> None:
 
 def test_the_offline_preview_lists_the_secrets_to_set() -> None:
     result = run_preview("prod")
-    assert result.unset_secrets == ["kuberay-platform:redisGcsPassword"]
+    assert result.unset_secrets == ["kuberay-platform:qwenChatRayToken", "kuberay-platform:redisGcsPassword"]

@@ -85,7 +85,15 @@ def test_a_workloads_pods_and_its_submitter_share_the_label_the_policies_select(
 
 
 def test_policies_come_before_every_workload() -> None:
-    resources = run_program(REPO, "test", {"kuberay-platform:platform": PROD, "kuberay-platform:redisGcsPassword": "x"})
+    resources = run_program(
+        REPO,
+        "test",
+        {
+            "kuberay-platform:platform": PROD,
+            "kuberay-platform:redisGcsPassword": "x",
+            "kuberay-platform:qwenChatRayToken": "t",
+        },
+    )
     policy_urns = {r.urn for r in resources if r.type == "kubernetes:networking.k8s.io/v1:NetworkPolicy"}
     ray = [r for r in resources if r.type.startswith("kubernetes:ray.io/v1:")]
     assert ray and policy_urns
@@ -215,6 +223,9 @@ def test_the_operator_prometheus_and_clients_reach_only_their_ports(connectivity
         assert c.allows("monitoring/peer", pod, 8080)
         assert not c.allows("monitoring/peer", pod, 6379)
     assert c.allows("monitoring/peer", "ray-prod/prod-cpu-head", 44217)
+    assert c.allows("ingress-nginx/peer", "ray-prod/prod-cpu-head", 8265)  # its dashboard ingress
+    assert not c.allows("ingress-nginx/peer", "ray-prod/prod-cpu-head", 10001)
+    assert not c.allows("ingress-nginx/peer", "ray-research/eval-sweep-head", 8265)  # not exposed
     assert c.allows("research-notebooks/peer", "ray-research/eval-sweep-head", 10001)
     assert not c.allows("research-notebooks/peer", "ray-research/eval-sweep-gpu-worker", 10001)
     assert not c.allows("research-notebooks/peer", "ray-prod/prod-cpu-head", 10001)

@@ -95,7 +95,7 @@ def test_extra_values_merge_maps_and_replace_lists() -> None:
 
 
 def test_switching_off_a_gate_a_workload_needs_is_a_config_error() -> None:
-    data = minimal_platform(operator={"featureGates": {"RayClusterMTLS": False}})
+    data = minimal_platform(operator={"featureGates": {"RayClusterMTLS": False}}, prerequisites={"certManager": True})
     data["workloads"]["rayClusters"][0]["mtls"] = True
     with pytest.raises(ConfigError) as info:
         build_manifests(parse_platform(data, "s.yaml"), "s.yaml")

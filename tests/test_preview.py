@@ -189,7 +189,7 @@ def test_the_prod_stack_switches_on_the_gates_its_workloads_use() -> None:
     chart = next(r for r in result.resources if r.type == "kubernetes:helm.sh/v4:Chart")
     gates = {g["name"]: g["enabled"] for g in chart.inputs["values"]["featureGates"]}
     assert gates["GCSFaultToleranceEmbeddedStorage"] and gates["RayClusterNetworkPolicy"]
-    assert not gates["RayClusterMTLS"] and not gates["RayCronJob"]
+    assert gates["RayClusterMTLS"] and not gates["RayCronJob"]  # research's clusters (untrusted team)
     assert chart.inputs["values"]["reconcileConcurrency"] == 20
     assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-research", "ray-serving", "ray-training"]
 

@@ -39,9 +39,11 @@ SECRET_KEY = "kuberay-platform:engineProbeSecret"
 SECRET = "s3cr3t-" + secrets.token_hex(12)
 REDIS_PASSWORD_KEY = "kuberay-platform:redisGcsPassword"  # prod's in-cluster GCS Redis
 REDIS_PASSWORD = "redis-" + secrets.token_hex(12)
+RAY_TOKEN_KEY = "kuberay-platform:qwenChatRayToken"  # prod's RayService auth token
+RAY_TOKEN = "ray-" + secrets.token_hex(16)
 STACK_SECRETS = {
     "dev": [f"{SECRET_KEY}=ENGINE_PROBE_SECRET"],
-    "prod": [f"{REDIS_PASSWORD_KEY}=ENGINE_REDIS_PASSWORD"],
+    "prod": [f"{REDIS_PASSWORD_KEY}=ENGINE_REDIS_PASSWORD", f"{RAY_TOKEN_KEY}=ENGINE_RAY_TOKEN"],
 }
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
@@ -140,7 +142,12 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
             ],
         )
     )
-    env = {**os.environ, "ENGINE_PROBE_SECRET": SECRET, "ENGINE_REDIS_PASSWORD": REDIS_PASSWORD}
+    env = {
+        **os.environ,
+        "ENGINE_PROBE_SECRET": SECRET,
+        "ENGINE_REDIS_PASSWORD": REDIS_PASSWORD,
+        "ENGINE_RAY_TOKEN": RAY_TOKEN,
+    }
     procs = [
         (
             run,
@@ -370,6 +377,18 @@ def test_the_redis_password_reaches_only_its_secrets(runs: dict[str, Run], engin
     for path in found:
         (secret,) = yaml.safe_load_all((engine_base / path).read_text())
         assert secret["kind"] == "Secret"
+
+
+def test_the_ray_token_reaches_only_its_secret(runs: dict[str, Run], engine_base: Path) -> None:
+    """prod's RayService token (a config secret): only in its rendered Secret, under auth_token."""
+    assert runs["prod"].ok
+    assert RAY_TOKEN not in runs["prod"].output
+    forms = (RAY_TOKEN.encode(), base64.b64encode(RAY_TOKEN.encode()))
+    found = holders(engine_base, ["pulumi", "out/prod"], *forms)
+    assert len(found) == 1 and all(h.startswith("out/prod/rendered/1-manifest/v1-secret-") for h in found), found
+    (secret,) = yaml.safe_load_all((engine_base / found.pop()).read_text())
+    assert secret["metadata"]["name"] == "qwen-chat-ray-token"
+    assert set(secret.get("stringData") or secret.get("data") or {}) == {"auth_token"}
 
 
 def test_a_secret_config_value_never_appears_in_plain_text(runs: dict[str, Run], engine_base: Path) -> None:

@@ -25,7 +25,7 @@ def test_the_promised_defaults_hold() -> None:
     assert op.watch_namespaces is None and op.feature_gates == {} and op.service_monitor.enabled is False
     assert spec.kubernetes_version == "1.33"
     rc = spec.workloads.ray_clusters[0]
-    assert (rc.ray_version, rc.auth, rc.image.reference(rc.ray_version)) == (
+    assert (rc.ray_version, rc.auth.mode, rc.image.reference(rc.ray_version)) == (
         "2.60.0",
         "token",
         "rayproject/ray:2.60.0-py311",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.manifests import redis
+from components.manifests.certificates import dashboard_tls_secret
 from components.manifests.network_policy import network_policy
 from components.spec import (
     ClusterBase,
@@ -273,6 +274,24 @@ def has_gpus(w: ClusterBase, pools: Pools) -> bool:
     return any(isinstance(pools[g.pool], GpuPool) for g in w.worker_groups)
 
 
+def auth_token_secret(w: ClusterBase) -> str | None:
+    """The token Secret a workload's clusters share: an existing one, the one the stack creates from
+    a config secret, or None (KubeRay generates one per cluster)."""
+    token = w.auth.token
+    if token is None:
+        return None
+    return token.secret.name if token.secret is not None else f"{w.name}-ray-token"
+
+
+def auth_options(w: ClusterBase) -> dict[str, Any]:
+    options: dict[str, Any] = {"mode": w.auth.mode}
+    if (secret := auth_token_secret(w)) is not None:
+        options["secretName"] = secret
+    if w.auth.kubernetes_tokens:
+        options["enableK8sTokenAuth"] = True
+    return options
+
+
 def cluster_body(
     w: ClusterBase,
     pools: Pools,
@@ -297,8 +316,8 @@ def cluster_body(
         ing = w.head.ingress
         head["enableIngress"] = True
         head["ingressOptions"] = {"host": ing.host, "path": ing.path, "pathType": ing.path_type}
-        if ing.tls_secret:
-            head["ingressOptions"]["tls"] = [{"hosts": [ing.host], "secretName": ing.tls_secret}]
+        if (secret := dashboard_tls_secret(w)) is not None:
+            head["ingressOptions"]["tls"] = [{"hosts": [ing.host], "secretName": secret}]
     body: dict[str, Any] = {"rayVersion": w.ray_version, "enableInTreeAutoscaling": w.autoscaled}
     if w.autoscaled:
         body["autoscalerOptions"] = {
@@ -309,7 +328,7 @@ def cluster_body(
             "securityContext": dict(RESTRICTED_CONTAINER),
         }
     body |= {
-        "authOptions": {"mode": w.auth},
+        "authOptions": auth_options(w),
         "headGroupSpec": head,
         "workerGroupSpecs": [_worker_group(g, w, pools, options) for g in w.worker_groups],
     }

@@ -95,6 +95,11 @@ def _autoscales(obj: Mapping[str, Any]) -> bool:
     return found is not None and found[1].get("enableInTreeAutoscaling") is True
 
 
+def _has_ingress(obj: Mapping[str, Any]) -> bool:
+    found = cluster_spec(obj)
+    return found is not None and (found[1].get("headGroupSpec") or {}).get("enableIngress") is True
+
+
 def _redis_storage(obj: Mapping[str, Any]) -> str | None:
     found = cluster_spec(obj)
     if found is None:
@@ -188,6 +193,20 @@ def _namespace(
                 env,
                 {"matchLabels": HEADS},
                 ingress=[{"from": [_namespaces(allow.clients_from)], "ports": _tcp(CLIENT_PORT, DASHBOARD_PORT)}],
+            )
+        )
+    exposed = sorted(o["metadata"]["name"] for o in members if _has_ingress(o))
+    if exposed and allow.ingress_from:
+        out.append(
+            _policy(
+                "ingress-to-dashboards",
+                namespace,
+                env,
+                {
+                    "matchLabels": {"ray.io/node-type": "head"},
+                    "matchExpressions": [{"key": WORKLOAD_LABEL, "operator": "In", "values": exposed}],
+                },
+                ingress=[{"from": [_namespaces(allow.ingress_from)], "ports": _tcp(DASHBOARD_PORT)}],
             )
         )
     for obj in (o for o in members if o["kind"] == "RayService"):

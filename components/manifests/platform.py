@@ -11,7 +11,9 @@ from typing import Any
 
 from components.errors import ConfigError
 from components.manifests.capacity import Capacity, plans
+from components.manifests.certificates import CertManagerManifests, cert_manager, ingress_annotations
 from components.manifests.cluster import has_gpus
+from components.manifests.common import metadata
 from components.manifests.dashboards import dashboard_config_maps
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
@@ -75,6 +77,11 @@ class PlatformManifests:
     (``platform.monitoring``)."""
     prometheus_stack: PrometheusStackManifests | None = None
     """kube-prometheus-stack, when the stack installs it (``monitoring.install``)."""
+    token_secrets: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    """(metadata, Pulumi config key) of each Ray auth token Secret the stack creates (key
+    ``auth_token``), before the workloads that name it."""
+    cert_manager: CertManagerManifests | None = None
+    """cert-manager (when installed), the platform's ClusterIssuers and dashboard certificates."""
     network_policies: list[dict[str, Any]] = field(default_factory=list)
     """Default deny and the platform's allowances in every namespace that runs Ray
     (``platform.networkPolicies``), created before the workloads."""
@@ -197,6 +204,9 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         obj = with_elastic_gates(obj, w)
         obj = with_history_collector(obj, w, spec.history_server)
         obj = _dispatched(obj, spec)
+        if annotations := ingress_annotations(w):
+            meta = obj["metadata"]
+            meta["annotations"] = {**meta.get("annotations", {}), **annotations}
         return with_lifecycle_annotations(obj)
 
     workloads = [finish(build(w), w) for _, w in spec.workloads.all()]
@@ -260,6 +270,16 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         teams=[obj for name, team in spec.teams.items() for obj in team_objects(name, team, env)],
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
         network_policies=network_objects(spec, workloads, redis),
+        token_secrets=[
+            (metadata(f"{w.name}-ray-token", w.namespace, env, "ray-auth"), w.auth.token.config)
+            for _, w in spec.workloads.all()
+            if w.auth.token is not None and w.auth.token.config
+        ],
+        cert_manager=(
+            cert_manager(spec.cert_manager, [w for _, w in spec.workloads.all()], env, kube)
+            if spec.cert_manager is not None
+            else None
+        ),
         prometheus_stack=(
             prometheus_stack(spec.monitoring, env, kube)
             if spec.monitoring is not None and spec.monitoring.install is not None

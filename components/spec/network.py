@@ -35,6 +35,8 @@ class NamespaceNetworkSpec(Model):
     serve_from: list[K8sName] = []
     """Namespaces whose pods may reach Ray Serve (8000) on RayService pods and the listener of their
     incremental-upgrade Gateway: the ingress controller's or Gateway's."""
+    ingress_from: list[K8sName] = []
+    """The ingress controllers' namespaces: they reach the dashboard (8265) of heads with an ingress."""
     egress: list[EgressAllowance] = []
 
 
@@ -69,5 +71,6 @@ class PlatformNetworkSpec(NamespaceNetworkSpec):
         return NamespaceNetworkSpec(
             clients_from=sorted({*self.clients_from, *extra.clients_from}),
             serve_from=sorted({*self.serve_from, *extra.serve_from}),
+            ingress_from=sorted({*self.ingress_from, *extra.ingress_from}),
             egress=[*self.egress, *extra.egress],
         )

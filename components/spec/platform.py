@@ -21,6 +21,7 @@ from components.spec.base import (
     Model,
     Quantity,
 )
+from components.spec.certificates import CertManagerSpec
 from components.spec.kueue import RAY_FRAMEWORKS, ClusterQueueSpec, KueueSpec
 from components.spec.monitoring import HistoryServerSpec, MonitoringSpec
 from components.spec.network import PlatformNetworkSpec
@@ -94,6 +95,9 @@ class PrerequisitesSpec(Model):
     RayService upgrades name. Without the CRDs KubeRay's gateway reconcile fails before it creates
     the RayService's cluster and Services (``reconcileGateway`` runs first), and without a controller
     the traffic never moves (``IsGatewayReady``)."""
+    cert_manager: bool = False
+    """cert-manager (v1.x, CRDs and webhook) installed outside the stack: needed by ``mtls`` (KubeRay
+    issues the cluster's certificates through it) and by ``certManager`` without ``install``."""
     prometheus_operator: bool = False
     """The prometheus-operator CRDs (ServiceMonitor, PodMonitor, PrometheusRule; v0.93) and a Prometheus
     that selects the stack's monitors and rules: needed by ``monitoring``."""
@@ -131,6 +135,9 @@ class PlatformSpec(Model):
     """Ray History Server collectors for the workloads with ``historyServer: true``."""
     monitoring: MonitoringSpec | None = None
     """PodMonitors, the operator's ServiceMonitor, alert rules and dashboards (``components.spec.monitoring``)."""
+    cert_manager: CertManagerSpec | None = None
+    """cert-manager installed by the stack (or there already), its ClusterIssuers and the dashboard
+    ingress certificates (``components.spec.certificates``)."""
     network_policies: PlatformNetworkSpec | None = None
     """Default-deny NetworkPolicies in every namespace that runs Ray, with what the platform needs
     allowed back in (``components.spec.network``)."""
@@ -199,6 +206,8 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
         problems += _gcs_checks(spec, path, workload)
     problems += reference_checks(spec)
     problems += network_checks(spec)
+    problems += certificate_checks(spec)
+    problems += auth_checks(spec)
     problems += kueue_checks(spec)
     problems += batch_scheduler_checks(spec)
     owners: dict[str, str] = {}
@@ -244,9 +253,71 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     return problems
 
 
+def auth_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """What KubeRay 1.7.0 refuses of Kubernetes-token auth (utils/validation.go)."""
+    problems: list[tuple[str, str]] = []
+    for path, w in spec.workloads.all():
+        if not w.auth.kubernetes_tokens:
+            continue
+        if w.kind != "RayCluster":
+            problems.append(
+                (
+                    f"{path}.auth.kubernetesTokens",
+                    f"KubeRay supports Kubernetes-token auth only for RayClusters, not {w.kind}s",
+                )
+            )
+        if tuple(int(x) for x in w.ray_version.split(".")[:2]) < (2, 55):
+            problems.append((f"{path}.auth.kubernetesTokens", f"needs Ray 2.55 or later (rayVersion {w.ray_version})"))
+    return problems
+
+
+def certificate_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """cert-manager is installed or declared once; what needs it has it."""
+    problems: list[tuple[str, str]] = []
+    cm = spec.cert_manager
+    installed = cm is not None and cm.install is not None
+    if installed and spec.prerequisites.cert_manager:
+        problems.append(
+            (
+                "certManager.install",
+                "cert-manager is installed by the stack or already there (prerequisites.certManager), not both",
+            )
+        )
+    if cm is not None and not installed and not spec.prerequisites.cert_manager:
+        problems.append(
+            (
+                "prerequisites.certManager",
+                "certManager needs cert-manager: set certManager.install: {} or install it and set "
+                "prerequisites.certManager: true",
+            )
+        )
+    available = installed or spec.prerequisites.cert_manager
+    for path, w in spec.workloads.all():
+        if w.mtls and not available:
+            problems.append(
+                (
+                    f"{path}.mtls",
+                    "KubeRay issues the cluster's mTLS certificates through cert-manager: set certManager.install: {} "
+                    "or prerequisites.certManager: true",
+                )
+            )
+        ingress = w.head.ingress
+        if ingress is not None and ingress.certificate and (cm is None or cm.issuer_for_ingress is None):
+            problems.append(
+                (
+                    f"{path}.head.ingress.certificate",
+                    "needs an issuer: set certManager.ca: {} (a private CA) or certManager.acme (Let's Encrypt)",
+                )
+            )
+        if ingress is not None and isinstance(w, RayJobSpec) and w.schedule is not None:
+            problems.append((f"{path}.head.ingress", "a scheduled job's clusters come and go: expose no ingress"))
+    return problems
+
+
 def network_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
     """Names the NetworkPolicies select by are unique; what a default-deny namespace must allow."""
     problems: list[tuple[str, str]] = []
+    network = spec.network_policies
     seen: dict[tuple[str, str], str] = {}
     for path, w in spec.workloads.all():
         key = (w.namespace, w.name)
@@ -255,7 +326,20 @@ def network_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                 (f"{path}.name", f"{w.name} is already a workload in namespace {w.namespace} ({seen[key]}); rename one")
             )
         seen.setdefault(key, path)
-    network = spec.network_policies
+    for name, team in spec.teams.items():
+        if team.trusted:
+            continue
+        namespace = team.namespace or name
+        if network is None:
+            problems.append(
+                (
+                    f"teams.{name}.trusted",
+                    f"an untrusted team's namespace {namespace} must be policed: set networkPolicies",
+                )
+            )
+        for path, w in spec.workloads.all():
+            if w.namespace == namespace and not w.mtls:
+                problems.append((f"{path}.mtls", f"runs in untrusted team {name}'s namespace: set mtls: true"))
     if network is None:
         return problems
     unknown = sorted(set(network.namespaces) - {w.namespace for _, w in spec.workloads.all()})
@@ -268,6 +352,14 @@ def network_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                     "networkPolicies.apiServerCidrs",
                     f"{path} autoscales: its head's autoscaler must reach the API server; list its endpoints "
                     "(kubectl get endpoints kubernetes)",
+                )
+            )
+        if w.head.ingress is not None and not network.for_namespace(w.namespace).ingress_from:
+            problems.append(
+                (
+                    "networkPolicies.ingressFrom",
+                    f"{path} has a head ingress: name the ingress controller's namespace, which reaches the "
+                    "dashboard (8265)",
                 )
             )
         if isinstance(w, RayServiceSpec) and not network.for_namespace(w.namespace).serve_from:
@@ -524,8 +616,10 @@ def reference_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                 need_secret(f"historyServer.credentials.{env}", w.namespace, ref.name, ref.key)
         for i, secret in enumerate(w.secret_env):
             need_secret(f"{path}.secretEnv[{i}]", w.namespace, secret)
-        if w.head.ingress is not None and w.head.ingress.tls_secret:
+        if w.head.ingress is not None and w.head.ingress.tls_secret and not w.head.ingress.certificate:
             need_secret(f"{path}.head.ingress.tlsSecret", w.namespace, w.head.ingress.tls_secret)
+        if w.auth.token is not None and w.auth.token.secret is not None:
+            need_secret(f"{path}.auth.token.secret", w.namespace, w.auth.token.secret.name, w.auth.token.secret.key)
         for i, volume in enumerate(w.volumes):
             declared = claims.get((w.namespace, volume.pvc.claim_name)) if volume.pvc is not None else None
             if (

@@ -50,6 +50,11 @@ class TeamSpec(Model):
     members: TeamMembers = TeamMembers()
     """Who may create, change and delete RayClusters, RayJobs, RayCronJobs and RayServices in the team's
     namespace, read its pods, logs and events, and port-forward to its heads."""
+    trusted: bool = True
+    """``false`` for a tenant whose code the platform does not trust (another business unit, an
+    external partner): its namespace must be policed (``networkPolicies``) and every Ray cluster there
+    must encrypt and authenticate its own traffic (``mtls: true``), so neither its pods nor a
+    compromised neighbour can read or join the others' Ray traffic."""
 
     @model_validator(mode="after")
     def _service_accounts(self) -> TeamSpec:

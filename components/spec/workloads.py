@@ -25,6 +25,7 @@ from components.spec.base import (
     SemVer,
     hinted_pattern,
 )
+from components.spec.storage import ConfigOrSecret
 
 
 def check_replica_bounds(min_replicas: int, max_replicas: int) -> None:
@@ -222,7 +223,14 @@ class IngressSpec(Model):
     path: str = "/"
     path_type: Literal["Exact", "Prefix", "ImplementationSpecific"] = "Prefix"
     tls_secret: K8sName | None = None
-    """A TLS Secret for ``host`` (e.g. issued by cert-manager); TLS is on when set."""
+    """An existing TLS Secret for ``host``; TLS is on when set (or with ``certificate``)."""
+    certificate: bool = False
+    """cert-manager issues the host's certificate (``platform.certManager``'s ingress issuer) into
+    ``tlsSecret``, default ``<workload>-dashboard-tls``."""
+    class_name: str | None = Field(default=None, min_length=1)
+    """The ingress class (``kubernetes.io/ingress.class`` on the workload: KubeRay makes it the
+    Ingress's ``ingressClassName``). ``nginx`` adds the dashboard's ingress-nginx annotations (long
+    websocket timeouts, 512m uploads, 16k buffers)."""
 
 
 class HeadSpec(Model):
@@ -387,6 +395,44 @@ class NetworkPolicySpec(Model):
         return self.mode in ("DenyAll", "DenyAllIngress")
 
 
+class AuthSpec(Model):
+    """``authOptions``: Ray token auth. ``auth: token`` / ``auth: disabled`` are short for ``{mode: ...}``.
+
+    Without ``token`` KubeRay generates a random token per RayCluster (Secret ``<cluster>``, key
+    ``auth_token``): a RayService's clients then get a new token with every upgrade's new cluster.
+    ``token`` keeps one: ``{config: <key>}`` makes the stack create Secret ``<workload>-ray-token`` from
+    ``pulumi config set --secret kuberay-platform:<key>``; ``{secret: {name}}`` names an existing Secret,
+    whose key must be ``auth_token`` (the one KubeRay reads). ``kubernetesTokens`` lets clients
+    authenticate with Kubernetes ServiceAccount tokens instead (``enableK8sTokenAuth``; RayClusters only,
+    Ray 2.55+)."""
+
+    mode: Literal["token", "disabled"] = "token"
+    token: ConfigOrSecret | None = None
+    kubernetes_tokens: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AuthSpec:
+        if self.mode == "disabled" and (self.token is not None or self.kubernetes_tokens):
+            raise ValueError("token and kubernetesTokens need mode: token")
+        if self.token is not None and self.kubernetes_tokens:
+            raise ValueError("kubernetesTokens: KubeRay refuses it together with a token Secret; choose one")
+        if self.token is not None and self.token.secret is not None and self.token.secret.key != AUTH_TOKEN_KEY:
+            raise ValueError(
+                f"token.secret.key: KubeRay reads the token from key {AUTH_TOKEN_KEY}; hold it there and set "
+                f"key: {AUTH_TOKEN_KEY}"
+            )
+        return self
+
+
+AUTH_TOKEN_KEY = "auth_token"
+"""The Secret key KubeRay 1.7.0 reads the token from (``utils.RAY_AUTH_TOKEN_SECRET_KEY``)."""
+
+
 class BatchSchedulingSpec(Model):
     """How the operator's batch scheduler (``operator.batchScheduler``) treats this workload; written as
     the labels KubeRay 1.7.0 reads (``controllers/ray/batchscheduler``)."""
@@ -416,8 +462,9 @@ class ClusterBase(Model):
     worker_groups: list[WorkerGroupSpec] = Field(min_length=1)
     profile: Profile = "training"
     autoscaler: AutoscalerSpec = AutoscalerSpec()
-    auth: Literal["token", "disabled"] = "token"
-    """Token auth (Ray 2.52+): the operator creates the token Secret. Set explicitly either way."""
+    auth: AuthSpec = AuthSpec()
+    """Token auth (Ray 2.52+), on unless ``auth: disabled``; the token from KubeRay (a new one per
+    cluster), a config secret or an existing Secret, or Kubernetes tokens (``components.spec.workloads.AuthSpec``)."""
     gcs_fault_tolerance: GcsFaultToleranceSpec | None = None
     network_policy: NetworkPolicySpec | None = None
     """Operator-managed NetworkPolicies (alpha gate RayClusterNetworkPolicy), completed with what
