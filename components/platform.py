@@ -14,7 +14,7 @@ from components.operator import KubeRayOperator, KubeRayOperatorArgs
 from components.secrets import RayAuthTokens
 from components.storage import GcsStorage, GcsStorageArgs
 from components.tenancy import Teams
-from components.workloads import RAY_WORKLOADS_TYPE, RayWorkloads, RayWorkloadsArgs
+from components.workloads import RAY_WORKLOADS_TYPE, RayWorkloads, RayWorkloadsArgs, SharedVolumes
 
 
 class KubeRayPlatform(pulumi.ComponentResource):
@@ -89,6 +89,19 @@ class KubeRayPlatform(pulumi.ComponentResource):
             if manifests.cert_manager is not None
             else []
         )
+        # NFS exports as PersistentVolumes and claims, before the workloads that mount them.
+        self.volumes = (
+            [
+                SharedVolumes(
+                    f"{name}-volumes",
+                    manifests.shared_volumes,
+                    after=[self.namespaces],
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            ]
+            if manifests.shared_volumes
+            else []
+        )
         # Ray auth tokens from config secrets, before the workloads that name them.
         self.tokens = (
             [
@@ -126,6 +139,7 @@ class KubeRayPlatform(pulumi.ComponentResource):
             *self.network,
             *self.certificates,
             *self.tokens,
+            *self.volumes,
         ]
         self.workloads = RayWorkloads(
             f"{name}-workloads",

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.manifests.gateway import gateway_name
 from components.manifests.lifecycle import lifecycle
+from components.objects import ObjectGroup
 
 RAY_WORKLOADS_TYPE = "kuberay-platform:index:RayWorkloads"
 
@@ -78,3 +79,10 @@ class RayWorkloads(pulumi.ComponentResource):
 def workload_refs(objects: list[dict[str, Any]]) -> list[str]:
     """``Kind namespace/name`` of each Ray object, for exports."""
     return [f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}" for o in objects]
+
+
+class SharedVolumes(ObjectGroup):
+    """The PersistentVolumes and PVCs the workloads' NFS exports are mounted through
+    (``components.manifests.volumes``), created before the workloads."""
+
+    TYPE = "kuberay-platform:index:SharedVolumes"

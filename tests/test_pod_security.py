@@ -83,8 +83,9 @@ def test_every_pod_template_passes_its_namespaces_pod_security_level(
     }
     cases = []
     for ns, what, template in templates(result.manifests):
-        level, version = levels[ns]
-        cases.append({"name": what, "level": level, "version": version, **copy.deepcopy(template)})
+        _, version = levels[ns]
+        # Every template is hardened: restricted, whatever its namespace enforces.
+        cases.append({"name": what, "level": "restricted", "version": version, **copy.deepcopy(template)})
         cases[-1].setdefault("metadata", {})
     assert cases
     assert judge(podsecurity, cases) == {}
@@ -98,9 +99,33 @@ def test_ray_namespaces_enforce_restricted_unless_something_unhardened_runs_ther
             levels[m["metadata"]["name"]] = labels["pod-security.kubernetes.io/enforce"]
             assert labels["pod-security.kubernetes.io/warn"] == "restricted"
     assert levels["ray-prod"] == levels["ray-training"] == levels["ray-research"] == "restricted"
-    # qwen-chat upgrades through a Gateway whose Istio proxies (no seccomp profile) run in its
-    # namespace, and mounts its models over NFS, a volume type restricted refuses.
+    # qwen-chat upgrades through a Gateway whose Istio proxies (no seccomp profile) run in its namespace.
     assert levels["ray-serving"] == "baseline"
+
+
+def test_nfs_exports_are_mounted_through_a_claim_restricted_allows(podsecurity: Path) -> None:
+    manifests = preview("prod", None).manifests
+    (pv,) = [m for m in manifests if m["kind"] == "PersistentVolume"]
+    (pvc,) = [m for m in manifests if m["kind"] == "PersistentVolumeClaim"]
+    assert pv["spec"]["nfs"] == {
+        "server": "models-nfs.storage.svc.cluster.local",
+        "path": "/exports/models",
+        "readOnly": True,
+    }
+    assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain" and pv["spec"]["accessModes"] == ["ReadOnlyMany"]
+    assert pv["spec"]["claimRef"] == {"namespace": "ray-serving", "name": pvc["metadata"]["name"]}
+    assert pvc["spec"]["volumeName"] == pv["metadata"]["name"] and pvc["spec"]["storageClassName"] == ""
+    (service,) = [m for m in manifests if m["kind"] == "RayService"]
+    head = service["spec"]["rayClusterConfig"]["headGroupSpec"]["template"]["spec"]
+    assert {"name": "models", "persistentVolumeClaim": {"claimName": "qwen-chat-models", "readOnly": True}} in head[
+        "volumes"
+    ]
+    # The inline form it replaces is what restricted refuses.
+    inline = copy.deepcopy(head)
+    inline["volumes"] = [{"name": "models", "nfs": pv["spec"]["nfs"]}]
+    case = {"name": "inline", "level": "restricted", "version": "v1.33", "metadata": {}, "spec": inline}
+    (reason,) = judge(podsecurity, [case])["inline"]
+    assert reason.startswith("restricted volume types")
 
 
 def test_the_checks_say_no_to_an_unhardened_template(podsecurity: Path) -> None:

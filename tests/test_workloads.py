@@ -501,7 +501,8 @@ def test_shared_volumes_and_secret_env_reach_every_ray_container_and_ingress_has
         container = group.ray_container
         assert container["envFrom"] == [{"secretRef": {"name": "s3-credentials"}}]
         assert [m["mountPath"] for m in container["volumeMounts"]] == ["/data", "/ckpt"]
-        assert group.pod_spec["volumes"][0]["nfs"] == {"server": "nfs.local", "path": "/exports/data", "readOnly": True}
+        # The NFS export through the claim bound to the platform's PersistentVolume for it.
+        assert group.pod_spec["volumes"][0]["persistentVolumeClaim"] == {"claimName": "c-data", "readOnly": True}
         assert group.pod_spec["volumes"][1]["persistentVolumeClaim"] == {"claimName": "ckpt", "readOnly": False}
     head = obj["spec"]["headGroupSpec"]
     assert head["enableIngress"] is True

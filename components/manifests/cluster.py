@@ -99,20 +99,22 @@ def pod_tolerations(items: list[Toleration]) -> list[dict[str, Any]]:
     return [t.model_dump(by_alias=True, exclude_none=True) for t in items]
 
 
-def _volumes(volumes: list[SharedVolume]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def nfs_claim_name(w: ClusterBase, volume: SharedVolume) -> str:
+    """The PVC an NFS volume is mounted through (``components.manifests.volumes``)."""
+    return f"{w.name}-{volume.name}"
+
+
+def _volumes(w: ClusterBase) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pod volumes and mounts. NFS exports are mounted through a PVC bound to a PersistentVolume the
+    platform creates: Pod Security ``restricted`` refuses inline ``nfs`` volumes."""
     pod, mounts = [], []
-    for v in volumes:
+    for v in w.volumes:
         if v.nfs is not None:
-            pod.append(
-                {"name": v.name, "nfs": {"server": v.nfs.server, "path": v.nfs.path, "readOnly": v.nfs.read_only}}
-            )
-            read_only = v.nfs.read_only
+            claim, read_only = nfs_claim_name(w, v), v.nfs.read_only
         else:
             assert v.pvc is not None
-            pod.append(
-                {"name": v.name, "persistentVolumeClaim": {"claimName": v.pvc.claim_name, "readOnly": v.pvc.read_only}}
-            )
-            read_only = v.pvc.read_only
+            claim, read_only = v.pvc.claim_name, v.pvc.read_only
+        pod.append({"name": v.name, "persistentVolumeClaim": {"claimName": claim, "readOnly": read_only}})
         mounts.append({"name": v.name, "mountPath": v.mount_path, "readOnly": read_only})
     return pod, mounts
 
@@ -128,7 +130,7 @@ def _container(name: str, image: str, resources: dict[str, Any], w: ClusterBase)
         container["env"] = [{"name": k, "value": v} for k, v in sorted(w.env.items())]
     if w.secret_env:
         container["envFrom"] = [{"secretRef": {"name": s}} for s in w.secret_env]
-    _, mounts = _volumes(w.volumes)
+    _, mounts = _volumes(w)
     if mounts:
         container["volumeMounts"] = mounts
     return container
@@ -142,7 +144,7 @@ def _pod_spec(
         spec["nodeSelector"] = dict(selector)
     if tolerations:
         spec["tolerations"] = pod_tolerations(tolerations)
-    pod_volumes, _ = _volumes(w.volumes)
+    pod_volumes, _ = _volumes(w)
     if pod_volumes:
         spec["volumes"] = pod_volumes
     return spec

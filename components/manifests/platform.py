@@ -29,6 +29,7 @@ from components.manifests.quota_fit import queued_admissions
 from components.manifests.ray_objects import MULTIKUEUE_MANAGER, queue_name, queued_metadata
 from components.manifests.redis import RedisManifests, redis_manifests
 from components.manifests.tenancy import quota_shortfalls, team_objects
+from components.manifests.volumes import nfs_volumes
 from components.manifests.workloads import (
     ray_cluster,
     ray_job,
@@ -77,6 +78,8 @@ class PlatformManifests:
     (``platform.monitoring``)."""
     prometheus_stack: PrometheusStackManifests | None = None
     """kube-prometheus-stack, when the stack installs it (``monitoring.install``)."""
+    shared_volumes: list[dict[str, Any]] = field(default_factory=list)
+    """PersistentVolumes and PVCs for the workloads' NFS exports, before the workloads."""
     token_secrets: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     """(metadata, Pulumi config key) of each Ray auth token Secret the stack creates (key
     ``auth_token``), before the workloads that name it."""
@@ -125,8 +128,6 @@ def baseline_reasons(spec: PlatformSpec, namespace: str) -> list[str]:
     for _, w in spec.workloads.all():
         if w.namespace != namespace:
             continue
-        if any(v.nfs is not None for v in w.volumes):
-            reasons.append(f"{w.name}: an inline nfs volume (restricted allows PersistentVolumeClaims, not nfs)")
         if w.history_server:
             reasons.append(f"{w.name}: KubeRay 1.7.0's history collector sidecar has no securityContext")
         if (
@@ -270,6 +271,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         teams=[obj for name, team in spec.teams.items() for obj in team_objects(name, team, env)],
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
         network_policies=network_objects(spec, workloads, redis),
+        shared_volumes=nfs_volumes([w for _, w in spec.workloads.all()], env),
         token_secrets=[
             (metadata(f"{w.name}-ray-token", w.namespace, env, "ray-auth"), w.auth.token.config)
             for _, w in spec.workloads.all()
