@@ -1,4 +1,5 @@
-"""The KubeRay operator: its namespace and the pinned kuberay-operator Helm chart."""
+"""The KubeRay operator: its namespace and the pinned kuberay-operator Helm chart; and teams' own
+operators in their namespaces."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from components.charts import namespaced_chart
+from components.charts import chart_source_args, namespaced_chart
 from components.spec import OperatorSpec
 
 
@@ -40,3 +42,32 @@ class KubeRayOperator(pulumi.ComponentResource):
         )
         self.namespace = ns.metadata.name
         self.register_outputs({"namespace": self.namespace, "chartVersion": args.spec.chart_version})
+
+
+class TeamOperator(pulumi.ComponentResource):
+    """A team's own KubeRay operator: the platform's pinned chart released into the team's namespace
+    in single-namespace mode, without CRDs (the platform's operator chart owns them), after the
+    namespace and the platform's operator."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: OperatorSpec,
+        namespace: str,
+        values: dict[str, Any],
+        after: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("kuberay-platform:index:TeamOperator", name, None, opts)
+        self.chart = k8s.helm.v4.Chart(
+            f"{name}-chart",
+            k8s.helm.v4.ChartArgs(
+                name="kuberay-operator",
+                **chart_source_args(spec.chart, "kuberay-operator", spec.chart_version),
+                namespace=namespace,
+                values=values,
+                skip_crds=True,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )
+        self.register_outputs({"namespace": namespace})

@@ -10,7 +10,7 @@ from components.manifests.platform import PlatformManifests
 from components.monitoring import PrometheusStack, RayMonitoring
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.network import NamespacePolicies
-from components.operator import KubeRayOperator, KubeRayOperatorArgs
+from components.operator import KubeRayOperator, KubeRayOperatorArgs, TeamOperator
 from components.secrets import RayAuthTokens
 from components.storage import GcsStorage, GcsStorageArgs
 from components.tenancy import Teams
@@ -89,6 +89,18 @@ class KubeRayPlatform(pulumi.ComponentResource):
             if manifests.cert_manager is not None
             else []
         )
+        # Teams' own operators, once the platform's has installed the CRDs and their namespaces exist.
+        self.team_operators = [
+            TeamOperator(
+                f"{name}-team-{team}-operator",
+                spec.operator,
+                namespace,
+                values,
+                after=[self.namespaces, self.operator],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for team, namespace, values in manifests.team_operators
+        ]
         # NFS exports as PersistentVolumes and claims, before the workloads that mount them.
         self.volumes = (
             [
@@ -140,6 +152,7 @@ class KubeRayPlatform(pulumi.ComponentResource):
             *self.certificates,
             *self.tokens,
             *self.volumes,
+            *self.team_operators,
         ]
         self.workloads = RayWorkloads(
             f"{name}-workloads",

@@ -219,6 +219,11 @@ def test_the_operator_prometheus_and_clients_reach_only_their_ports(connectivity
     assert c.allows("kuberay-system/peer", "ray-serving/qwen-chat-head", 8265)
     assert c.allows("kuberay-system/peer", "ray-serving/qwen-chat-head", 8000)
     assert not c.allows("kuberay-system/peer", "ray-serving/qwen-chat-head", 6379)
+    # Training runs its own operator: it, not the platform's, drives training's heads.
+    assert c.allows("ray-training/kuberay-operator", "ray-training/pretrain-v6e-head", 8265)
+    assert c.reaches_address("ray-training/kuberay-operator", "172.16.0.2", 443)  # the API server
+    assert not c.allows("kuberay-system/peer", "ray-training/pretrain-v6e-head", 8265)
+    assert not c.allows("ray-training/stray", "ray-training/pretrain-v6e-head", 8265)
     for pod in ("ray-prod/prod-cpu-head", "ray-training/pretrain-v6e-tpu-worker"):
         assert c.allows("monitoring/peer", pod, 8080)
         assert not c.allows("monitoring/peer", pod, 6379)

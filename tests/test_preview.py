@@ -191,7 +191,7 @@ def test_the_prod_stack_switches_on_the_gates_its_workloads_use() -> None:
     assert gates["GCSFaultToleranceEmbeddedStorage"] and gates["RayClusterNetworkPolicy"]
     assert gates["RayClusterMTLS"] and not gates["RayCronJob"]  # research's clusters (untrusted team)
     assert chart.inputs["values"]["reconcileConcurrency"] == 20
-    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-research", "ray-serving", "ray-training"]
+    assert chart.inputs["values"]["watchNamespace"] == ["ray-prod", "ray-research", "ray-serving"]  # training: its own
 
 
 def test_a_secret_platform_value_is_a_config_error(tmp_path: Path) -> None:

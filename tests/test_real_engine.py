@@ -279,11 +279,19 @@ def test_the_operator_deployment_reflects_the_stacks_values(
     assert runs[stack].ok
     raw = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]["kuberay-platform:platform"]
     op = parse_platform(raw, stack).operator
-    (deployment,) = [
-        d
+    operators = {
+        d["metadata"].get("namespace"): d
         for d in rendered(engine_base, stack)
         if d["kind"] == "Deployment" and d["metadata"]["name"] == "kuberay-operator"
-    ]
+    }
+    deployment = operators.pop(op.namespace)
+    # A team's own operator (prod's training) watches only its namespace, with the same gates.
+    spec = parse_platform(raw, stack)
+    assert set(operators) == {t.namespace or n for n, t in spec.teams.items() if t.own_operator}
+    for namespace, team_deployment in operators.items():
+        (team_container,) = team_deployment["spec"]["template"]["spec"]["containers"]
+        team_args = team_container["args"]
+        assert team_args[team_args.index("--watch-namespace") + 1] == namespace
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     args = container["args"]
     profile = op.profile
@@ -295,6 +303,9 @@ def test_the_operator_deployment_reflects_the_stacks_values(
     exported = root["outputs"]["featureGates"]
     (gates,) = [a.removeprefix("--feature-gates=") for a in args if a.startswith("--feature-gates=")]
     assert dict(g.split("=") for g in gates.split(",")) == {k: str(v).lower() for k, v in exported.items()}
+    for team_deployment in operators.values():
+        team_args = team_deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert [a for a in team_args if a.startswith("--feature-gates=")] == [f"--feature-gates={gates}"]
     if op.watch_namespaces:
         assert args[args.index("--watch-namespace") + 1] == ",".join(op.watch_namespaces)
     else:

@@ -3,9 +3,11 @@ team's workloads fit its quota at their largest."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+import yaml
 
 from components.errors import ConfigError
 from components.manifests.platform import build_manifests
@@ -106,3 +108,56 @@ def test_the_prod_stack_gives_its_teams_quotas_that_hold_their_workloads() -> No
     assert result.exit_code == 0
     quotas = {o["metadata"]["namespace"] for o in result.manifests if o["kind"] == "ResourceQuota"}
     assert quotas == {"ray-training", "ray-research"}
+
+
+# --- A team's own operator ----------------------------------------------------------------------
+
+PROD_SPEC = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())["config"]["kuberay-platform:platform"]
+
+
+def test_a_team_runs_its_own_single_namespace_operator_after_the_platforms() -> None:
+    config = {"kuberay-platform:platform": PROD_SPEC, "kuberay-platform:redisGcsPassword": "x"}
+    config["kuberay-platform:qwenChatRayToken"] = "t"
+    resources = run_program(REPO, "test", config)
+    charts = {r.inputs["namespace"]: r for r in resources if r.type == "kubernetes:helm.sh/v4:Chart"}
+    platform_chart, team_chart = charts["kuberay-system"], charts["ray-training"]
+    assert team_chart.inputs["skipCrds"] is True and team_chart.inputs["version"] == platform_chart.inputs["version"]
+    values = team_chart.inputs["values"]
+    assert values["singleNamespaceInstall"] is True and "watchNamespace" not in values
+    assert values["featureGates"] == platform_chart.inputs["values"]["featureGates"]
+    assert values["metrics"]["serviceMonitor"]["enabled"] is False
+    assert platform_chart.urn in team_chart.dependencies
+    assert "ray-training" not in platform_chart.inputs["values"]["watchNamespace"]
+    (job,) = [
+        r
+        for r in resources
+        if r.type == "kubernetes:ray.io/v1:RayJob" and r.inputs["metadata"]["namespace"] == "ray-training"
+    ]
+    assert team_chart.urn in job.dependencies
+
+
+def test_two_operators_never_watch_one_namespace() -> None:
+    data = json.loads(json.dumps(PROD_SPEC))
+    data["operator"]["watchNamespaces"].append("ray-training")
+    assert any(
+        "platform.teams.training.ownOperator: two operators would reconcile ray-training" in x for x in errors(data)
+    )
+    del data["operator"]["watchNamespaces"]
+    assert any(
+        "platform.teams.training.ownOperator: two operators would reconcile ray-training" in x for x in errors(data)
+    )
+
+
+def test_the_teams_operator_counts_against_its_quota() -> None:
+    data = json.loads(json.dumps(PROD_SPEC))
+    build_manifests(parse_platform(data, "s.yaml"), "s.yaml")  # fits as shipped
+    pods = data["teams"]["training"]["quota"]["pods"]
+    data["teams"]["training"]["ownOperator"] = False
+    data["operator"]["watchNamespaces"].append("ray-training")
+    data["teams"]["training"]["quota"]["pods"] = 6  # the TPU job's 4 hosts, its head and submitter
+    build_manifests(parse_platform(data, "s.yaml"), "s.yaml")
+    data["teams"]["training"]["ownOperator"] = True
+    data["operator"]["watchNamespaces"].remove("ray-training")
+    lines = errors(data)
+    # Plus the operator's two pods (the platform operator's replicas, with leader election).
+    assert any("teams.training.quota.pods: the team's workloads need 8" in x for x in lines), (lines, pods)

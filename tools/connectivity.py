@@ -8,7 +8,8 @@ from the rendered objects, with the labels their real counterparts carry:
   with its pod template's labels plus what KubeRay 1.7.0 adds (``ray.io/node-type``,
   ``ray.io/group``, ``ray.io/cluster``, ``app.kubernetes.io/created-by``, ``app.kubernetes.io/name``);
 - each in-cluster Redis, from its StatefulSet's pod template;
-- the proxy of every Gateway a policy selects (``gateway.networking.k8s.io/gateway-name``);
+- the proxy of every Gateway a policy selects (``gateway.networking.k8s.io/gateway-name``), and a
+  team's own operator (``app.kubernetes.io/name: kuberay-operator``);
 - kube-dns in kube-system; one pod in every other namespace a policy names (the operator's,
   Prometheus's, clients', the ingress's); a stray non-Ray pod in each Ray namespace; and a pod in a
   namespace no policy names (``outsider``).
@@ -31,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from components.manifests.namespace_policies import GATEWAY_POD_LABEL
+from components.manifests.namespace_policies import GATEWAY_POD_LABEL, OPERATOR_PODS
 from components.manifests.network_policy import NAMESPACE_NAME_LABEL
 from components.manifests.ray_objects import as_list, as_map, cluster_spec, dig, job_spec
 
@@ -190,7 +191,8 @@ def _ray_pods(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _policy_peers(policies: Iterable[Mapping[str, Any]]) -> tuple[set[str], dict[tuple[str, str], dict[str, str]]]:
-    """Namespaces the policies name, and Gateway proxies they select ((namespace, name) -> labels)."""
+    """Namespaces the policies name, and the Gateway proxies and team operators they select
+    ((namespace, pod name) -> labels)."""
     namespaces: set[str] = set()
     gateways: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -211,9 +213,12 @@ def _policy_peers(policies: Iterable[Mapping[str, Any]]) -> tuple[set[str], dict
     for policy in policies:
         walk(policy.get("spec"))
         selected = as_map(dig(policy, "spec", "podSelector", "matchLabels"))
+        ns = policy["metadata"]["namespace"]
         if GATEWAY_POD_LABEL in selected:
-            ns = policy["metadata"]["namespace"]
-            gateways[(ns, str(selected[GATEWAY_POD_LABEL]))] = {GATEWAY_POD_LABEL: str(selected[GATEWAY_POD_LABEL])}
+            name = f"{selected[GATEWAY_POD_LABEL]}-proxy"
+            gateways[(ns, name)] = {GATEWAY_POD_LABEL: str(selected[GATEWAY_POD_LABEL])}
+        if dict(selected) == OPERATOR_PODS:  # a team's own operator
+            gateways[(ns, "kuberay-operator")] = dict(OPERATOR_PODS)
     return namespaces, gateways
 
 
@@ -230,8 +235,8 @@ def representative_cluster(manifests: list[dict[str, Any]]) -> tuple[list[dict[s
             labels = as_map(dig(obj, "spec", "template", "metadata", "labels"))
             pods.append(_pod(obj["metadata"]["namespace"], f"{obj['metadata']['name']}-0", labels))
     named, gateways = _policy_peers(policies)
-    for (ns, gateway), labels in sorted(gateways.items()):
-        pods.append(_pod(ns, f"{gateway}-proxy", labels))
+    for (ns, name), labels in sorted(gateways.items()):
+        pods.append(_pod(ns, name, labels))
     for ns in sorted(ray_namespaces):
         pods.append(_pod(ns, "stray", {"app": "stray"}))
     occupied = {p["metadata"]["namespace"] for p in pods}

@@ -40,6 +40,8 @@ API_VERSION = "networking.k8s.io/v1"
 CREATED_BY = {"app.kubernetes.io/created-by": "kuberay-operator"}
 """Set by KubeRay on every Ray pod."""
 HEADS = {**CREATED_BY, "ray.io/node-type": "head"}
+OPERATOR_PODS = {"app.kubernetes.io/name": "kuberay-operator"}
+"""The kuberay-operator chart's pod label (``nameOverride: kuberay-operator``)."""
 RAY_NODES = {
     "matchLabels": CREATED_BY,
     "matchExpressions": [{"key": "ray.io/node-type", "operator": "In", "values": ["head", "worker"]}],
@@ -117,11 +119,13 @@ def namespace_policies(
     redis_namespaces: Mapping[str, str],
     gateways: Mapping[tuple[str, str], bool],
     environment: str,
+    team_operators: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """NetworkPolicies for every namespace of ``workloads`` (Ray objects as emitted).
 
     ``redis_namespaces``: in-cluster GCS Redis name -> its namespace. ``gateways``: (namespace,
-    RayService) -> whether its incremental-upgrade Gateway is internal (True) or external (False)."""
+    RayService) -> whether its incremental-upgrade Gateway is internal (True) or external (False).
+    ``team_operators``: namespaces whose team runs its own operator there."""
     by_namespace: dict[str, list[dict[str, Any]]] = {}
     for obj in workloads:
         by_namespace.setdefault(obj["metadata"]["namespace"], []).append(obj)
@@ -138,6 +142,7 @@ def namespace_policies(
             redis_namespaces,
             gateways,
             environment,
+            namespace in team_operators,
         )
     return objects
 
@@ -152,8 +157,11 @@ def _namespace(
     redis_namespaces: Mapping[str, str],
     gateways: Mapping[tuple[str, str], bool],
     env: str,
+    own_operator: bool,
 ) -> list[dict[str, Any]]:
     kinds = {obj["kind"] for obj in members}
+    # The operator that drives this namespace: the platform's, or the team's own beside its pods.
+    operator = {"podSelector": {"matchLabels": OPERATOR_PODS}} if own_operator else _namespaces([operator_namespace])
     out = [
         _policy("default-deny", namespace, env, {}, ingress=[], egress=[]),
         _policy("allow-dns", namespace, env, {}, egress=[DNS_EGRESS]),
@@ -182,8 +190,20 @@ def _namespace(
                 namespace,
                 env,
                 {"matchLabels": HEADS},
-                ingress=[{"from": [_namespaces([operator_namespace])], "ports": _tcp(*ports)}],
+                ingress=[{"from": [operator], "ports": _tcp(*ports)}],
             )
+        )
+    if own_operator:
+        # The team's operator: the API server (it watches and writes everything), the heads it drives,
+        # and Prometheus in to its metrics.
+        egress: list[dict[str, Any]] = [
+            {"to": [{"podSelector": {"matchLabels": HEADS}}], "ports": _tcp(DASHBOARD_PORT, SERVE_PORT)}
+        ]
+        if network.api_server_cidrs:
+            egress.append({"to": [{"ipBlock": {"cidr": c}} for c in network.api_server_cidrs]})
+        ingress = [{"from": [_namespaces(metrics_from)], "ports": _tcp(METRICS_PORT)}] if metrics_from else []
+        out.append(
+            _policy("team-operator", namespace, env, {"matchLabels": OPERATOR_PODS}, ingress=ingress, egress=egress)
         )
     if allow.clients_from:
         out.append(

@@ -57,6 +57,18 @@ def operator_values(
     return deep_merge(values, spec.extra_values)
 
 
+def team_operator_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A team's own operator: the platform operator's values (feature gates, scale, scheduler) in the
+    chart's single-namespace mode watching only its release namespace (a Role, not a ClusterRole), and
+    no ServiceMonitor of the chart's."""
+    out = copy.deepcopy(dict(values))
+    for key in ("watchNamespace", "crNamespacedRbacEnable"):
+        out.pop(key, None)
+    out["singleNamespaceInstall"] = True
+    out["metrics"] = deep_merge(out.get("metrics", {}), {"serviceMonitor": {"enabled": False}})
+    return out
+
+
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """Helm's merge: maps merge key by key, anything else (lists included) is replaced."""
     out = copy.deepcopy(dict(base))

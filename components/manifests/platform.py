@@ -6,11 +6,12 @@ Pulumi. Feature gates are derived here, from the workload objects themselves.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from components.errors import ConfigError
-from components.manifests.capacity import Capacity, plans
+from components.manifests.capacity import Amounts, Capacity, plans
 from components.manifests.certificates import CertManagerManifests, cert_manager, ingress_annotations
 from components.manifests.cluster import has_gpus
 from components.manifests.common import metadata
@@ -23,10 +24,11 @@ from components.manifests.lifecycle import with_lifecycle_annotations
 from components.manifests.monitoring import operator_service_monitor, pod_monitors, prometheus_rule, rule_groups
 from components.manifests.namespace import PodSecurityLevel, namespace
 from components.manifests.namespace_policies import namespace_policies
-from components.manifests.operator_values import operator_values
+from components.manifests.operator_values import operator_values, team_operator_values
 from components.manifests.prometheus_stack import PrometheusStackManifests, prometheus_stack
+from components.manifests.quantity import parse_quantity
 from components.manifests.quota_fit import queued_admissions
-from components.manifests.ray_objects import MULTIKUEUE_MANAGER, queue_name, queued_metadata
+from components.manifests.ray_objects import MULTIKUEUE_MANAGER, as_map, queue_name, queued_metadata
 from components.manifests.redis import RedisManifests, redis_manifests
 from components.manifests.tenancy import quota_shortfalls, team_objects
 from components.manifests.volumes import nfs_volumes
@@ -78,6 +80,8 @@ class PlatformManifests:
     (``platform.monitoring``)."""
     prometheus_stack: PrometheusStackManifests | None = None
     """kube-prometheus-stack, when the stack installs it (``monitoring.install``)."""
+    team_operators: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    """(team, namespace, chart values) of each team's own single-namespace operator."""
     shared_volumes: list[dict[str, Any]] = field(default_factory=list)
     """PersistentVolumes and PVCs for the workloads' NFS exports, before the workloads."""
     token_secrets: list[tuple[dict[str, Any], str]] = field(default_factory=list)
@@ -146,6 +150,15 @@ def pod_security_level(spec: PlatformSpec, namespace: str) -> PodSecurityLevel:
     return "baseline" if baseline_reasons(spec, namespace) else "restricted"
 
 
+def operator_pod(values: Mapping[str, Any]) -> list[Amounts]:
+    """The pods of an operator release (one per replica) at their limits, as a quota counts them."""
+    limits = as_map(as_map(values.get("resources")).get("limits"))
+    pod = Amounts(
+        cpu=parse_quantity(limits.get("cpu", "0")) or 0.0, memory=parse_quantity(limits.get("memory", "0")) or 0.0
+    )
+    return [pod] * int(values.get("replicas", 1))
+
+
 def network_objects(
     spec: PlatformSpec, workloads: list[dict[str, Any]], redis: list[RedisManifests]
 ) -> list[dict[str, Any]]:
@@ -169,6 +182,7 @@ def network_objects(
         {r.name: r.namespace for r in redis},
         gateways,
         spec.environment,
+        frozenset(team.namespace or name for name, team in spec.teams.items() if team.own_operator),
     )
 
 
@@ -246,12 +260,19 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         for obj, admission in queued_admissions(workloads, kueue)
         if admission.problem
     ]
+    platform_operator = operator_values(spec.operator, gates, spec.monitoring)
+    team_operators = [
+        (name, team.namespace or name, team_operator_values(platform_operator))
+        for name, team in spec.teams.items()
+        if team.own_operator
+    ]
     for name, team in spec.teams.items():
         team_namespace = team.namespace or name
         members = [o for o in workloads if o["metadata"]["namespace"] == team_namespace]
+        own = [operator_pod(values) for n, _, values in team_operators if n == name]
         unfit += [
             f"{source}: {CONFIG_KEY}.teams.{name}.quota.{key}: {message}"
-            for key, message in quota_shortfalls(team, members)
+            for key, message in quota_shortfalls(team, members, [pod for pods in own for pod in pods])
         ]
     if unfit:
         raise ConfigError(unfit)
@@ -260,7 +281,8 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         # The operator runs with a restricted securityContext (non-root, no privilege escalation,
         # all capabilities dropped, RuntimeDefault seccomp), so its namespace can enforce restricted.
         operator_namespace=namespace(spec.operator.namespace, env, "kuberay-operator", "restricted", kube),
-        operator_values=operator_values(spec.operator, gates, spec.monitoring),
+        operator_values=platform_operator,
+        team_operators=team_operators,
         workload_namespaces=[namespace(n, env, "ray-workloads", pod_security_level(spec, n), kube) for n in names],
         workloads=workloads,
         gateways=gateways,

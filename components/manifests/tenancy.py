@@ -123,11 +123,16 @@ def _pods_at_most(obj: Mapping[str, Any]) -> int:
     return pods
 
 
-def quota_shortfalls(team: TeamSpec, workloads: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def quota_shortfalls(
+    team: TeamSpec, workloads: Sequence[Mapping[str, Any]], other_pods: Sequence[Amounts] = ()
+) -> list[tuple[str, str]]:
     """(quota key, message) for each quota the team's workloads exceed at their largest: every group at
-    maxReplicas, a RayService through its upgrade peak, a RayJob's submitter. Other pods of the
-    namespace (a GCS Redis, your own) are not counted: leave room for them."""
+    maxReplicas, a RayService through its upgrade peak, a RayJob's submitter; plus ``other_pods`` the
+    platform runs there (the team's own operator). Other pods of the namespace (a GCS Redis, your
+    own) are not counted: leave room for them."""
     largest = Amounts()
+    for pod in other_pods:
+        largest.add(pod)
     for obj in workloads:
         plan = capacity(obj)
         peak = plan.upgrade_peak or plan.scaled_out
@@ -136,7 +141,7 @@ def quota_shortfalls(team: TeamSpec, workloads: Sequence[Mapping[str, Any]]) -> 
         job = job_spec(obj)
         if job is not None and str(job.get("submissionMode") or "K8sJobMode") == "K8sJobMode":
             largest.add(SUBMITTER_LIMITS)
-    pods = sum(_pods_at_most(o) for o in workloads)
+    pods = sum(_pods_at_most(o) for o in workloads) + len(other_pods)
     q = team.quota
     out: list[tuple[str, str]] = []
     for key, limit, asked, show in (

@@ -152,6 +152,8 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     seen: dict[tuple[str, str, str], str] = {}
     watched = spec.operator.watch_namespaces
+    if watched is not None:  # a team's own operator watches its namespace
+        watched = [*watched, *(t.namespace or n for n, t in spec.teams.items() if t.own_operator)]
     pools = spec.workloads.pools
     for path, workload in spec.workloads.all():
         kind = type(workload).__name__.removesuffix("Spec")
@@ -327,6 +329,24 @@ def network_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
             )
         seen.setdefault(key, path)
     for name, team in spec.teams.items():
+        namespace = team.namespace or name
+        if team.own_operator:
+            watched = spec.operator.watch_namespaces
+            if watched is None or namespace in watched:
+                problems.append(
+                    (
+                        f"teams.{name}.ownOperator",
+                        f"two operators would reconcile {namespace}: list the platform operator's "
+                        f"watchNamespaces without it",
+                    )
+                )
+            if network is not None and not network.api_server_cidrs:
+                problems.append(
+                    (
+                        "networkPolicies.apiServerCidrs",
+                        f"team {name}'s own operator in the policed namespace {namespace} must reach the API server",
+                    )
+                )
         if team.trusted:
             continue
         namespace = team.namespace or name
