@@ -5,12 +5,14 @@
 #   make test                                 static checks + every test                (dev group)
 #   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
 #   make toolchain                            build/reuse the pinned Pulumi CLI + Kubernetes provider (Go)
+#   make controlplane-toolchain               build/reuse etcd, the Kubernetes control plane, kwok, Kueue (Go)
 #   make pulumi-preview STACK=dev             the real engine: preview + up in render mode -> out/<stack>/rendered
 #        [OPERATOR_CHART=<chart .tgz>] [KUEUE_CHART=<chart .tgz>: stacks that install Kueue]
 #        [CLUSTER_KUBECONFIG=<file>: preview against that cluster instead]
 #        [ENGINE_SECRETS="kuberay-platform:redisGcsPassword=REDIS_PASSWORD ..."  config secrets from env vars]
 #   make pulumi-up STACK=prod CLUSTER_KUBECONFIG=<file>   the real engine: pulumi up against a cluster
 #   make test-engine                          the real-engine tests (every stack; needs Go and the chart)
+#   make e2e                                  the local control plane (etcd, kube-apiserver, ...; needs Go)
 #   make lock                                 recompile every lock from its .in file (needs PyPI)
 # Dependency groups (each a hand-written .in, locked with hashes by pip-compile):
 #   requirements.txt           the Pulumi program (`pulumi up` installs it into .venv itself)
@@ -46,7 +48,7 @@ ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--ope
 	$(foreach pair,$(ENGINE_SECRETS),--secret-from-env $(pair))
 
 .PHONY: venv venv-checks policy-venv nca-venv preview lint check test policy-config schemas bench lock clean \
-	toolchain pulumi-preview pulumi-up test-engine system-packages
+	toolchain controlplane-toolchain e2e pulumi-preview pulumi-up test-engine system-packages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -106,6 +108,11 @@ schemas: $(DEV_STAMP)
 toolchain: $(CHECKS_STAMP)
 	$(BIN)/python -m tools toolchain
 
+# The local control plane's programs (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kwok, Kueue), built from their pinned modules into the same cache (issue 14's end-to-end runs).
+controlplane-toolchain: $(CHECKS_STAMP)
+	$(BIN)/python -m tools toolchain --group controlplane
+
 # Render mode (no CLUSTER_KUBECONFIG): preview, up --yes into out/<stack>/rendered/, preview with no changes.
 pulumi-preview: $(CHECKS_STAMP) $(POLICY_VENV)/.installed
 	$(BIN)/python -m tools pulumi-preview $(ENGINE_ARGS) \
@@ -145,6 +152,11 @@ test: check system-packages $(NCA_STAMP)
 # OPERATOR_CHART defaults to the offline chart beside the repository (../shared/charts/).
 test-engine: $(DEV_STAMP) $(POLICY_VENV)/.installed
 	$(BIN)/python -m pytest -m engine tests/test_real_engine.py
+
+# The local control plane (tests/test_controlplane.py): builds/reuses its programs, then runs them.
+e2e: $(DEV_STAMP)
+	$(BIN)/python -m tools toolchain --group controlplane
+	$(BIN)/python -m pytest -m e2e tests/test_controlplane.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tools.bench

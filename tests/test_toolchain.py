@@ -88,3 +88,34 @@ def test_a_half_built_directory_is_not_taken_for_a_build(tools_copy: Path, monke
     assert not built.reused and built.path.read_text() == "built"
     assert calls and calls[0][:2] == ["build", "-trimpath"] and PULUMI.ldflags in calls[0]
     assert json.loads((final / "build.json").read_text())["version"] == PULUMI.version
+
+
+def test_the_control_plane_module_maps_every_staging_module_to_its_release() -> None:
+    """k8s.io/kubernetes replaces its staging modules with ./staging/...; a dependent module must map
+    each to the release of the same line, or Go resolves mismatched versions."""
+    go_mod = (TOOLCHAIN_DIR / "controlplane" / "go.mod").read_text()
+    assert required(TOOLCHAIN_DIR / "controlplane", "k8s.io/kubernetes") == toolchain.KUBERNETES_VERSION
+    replaced = dict(re.findall(r"^\s*(k8s\.io/[\w-]+) => \1 (v\S+)$", go_mod, re.M))
+    assert len(replaced) == 33 and {"k8s.io/api", "k8s.io/cri-streaming", "k8s.io/streaming"} <= set(replaced)
+    assert set(replaced.values()) == {"v0." + toolchain.KUBERNETES_VERSION.removeprefix("v1.")}
+    for tool in toolchain.CONTROL_PLANE:
+        assert tool.module_dir.is_dir() and f"{tool.package}" in (tool.module_dir / "go.mod").read_text()
+
+
+def test_kubernetes_binaries_report_their_release() -> None:
+    """Unstamped, Kubernetes reports v0.0.0-master and Kueue refuses the server's version."""
+    (apiserver,) = [t for t in toolchain.CONTROL_PLANE if t.binary == "kube-apiserver"]
+    flags = apiserver.ldflags
+    for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        assert f"-X {package}.gitVersion=v1.36.3" in flags and f"-X {package}.gitMinor=36" in flags
+    assert PULUMI.ldflags == "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v3.274.1"
+    # One directory per program, though three share the control-plane module.
+    dirs = {toolchain.tool_dir(t, GO).name.rsplit("-", 1)[0] for t in toolchain.CONTROL_PLANE}
+    assert len(dirs) == len(toolchain.CONTROL_PLANE)
+
+
+def test_make_toolchain_builds_the_engine_and_the_checks_not_the_control_plane() -> None:
+    groups = {t.binary: t.group for t in toolchain.TOOLS}
+    assert groups["pulumi"] == groups["pulumi-resource-kubernetes"] == "engine"
+    assert groups["podsecurity"] == "checks"
+    assert {groups[b] for b in ("etcd", "kube-apiserver", "kwok", "kueue")} == {"controlplane"}

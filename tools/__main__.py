@@ -97,7 +97,7 @@ def _toolchain(args: argparse.Namespace) -> int:
     from tools.toolchain import ToolchainError, ensure
 
     try:
-        ensure(log=lambda line: print(line, file=sys.stderr))
+        ensure(log=lambda line: print(line, file=sys.stderr), groups=tuple(args.group or ("engine", "checks")))
     except ToolchainError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_CONFIG
@@ -147,8 +147,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from", dest="mirror", help="a local mirror of the upstream files (else download the pinned URLs)")
     p.add_argument("--check", action="store_true", help="compare with schemas/ instead of writing (exit 1 if stale)")
     p.set_defaults(func=_schemas)
-    p = sub.add_parser("toolchain", help="build or reuse the pinned Pulumi CLI and Kubernetes provider")
-    p.set_defaults(func=_toolchain)
+    p = sub.add_parser("toolchain", help="build or reuse the pinned Go programs (Pulumi CLI, provider, control plane)")
+    p.add_argument(
+        "--group",
+        action="append",
+        choices=["engine", "checks", "controlplane"],
+        help="engine: the Pulumi CLI and provider; checks: tools the tests run; controlplane: etcd, the Kubernetes "
+        "control plane, kwok and Kueue (default: engine and checks)",
+    )
+    p.set_defaults(func=_toolchain, group=None)
     p = sub.add_parser("pulumi-preview", help="the real engine: pulumi preview (+ up in render mode) of a stack")
     p.add_argument("--stack", required=True)
     p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")

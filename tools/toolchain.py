@@ -50,14 +50,22 @@ class Tool:
     """The variable ``-X`` stamps the version into; None for a program of this project's own."""
     env: dict[str, str] = field(default_factory=dict)
     generate_module: str | None = None  # module whose main package needs its generate.go run first
+    stamps: tuple[tuple[str, str], ...] = ()
+    """More ``-X var=value`` stamps (Kubernetes reports its version through several variables)."""
+    module: str | None = None
+    """The tools module under ``toolchain/`` when it is not ``name`` (several programs of one module)."""
+    group: str = "engine"
+    """``engine``: the real Pulumi engine (``make toolchain``); ``controlplane``: the local Kubernetes
+    control plane (``make controlplane-toolchain``); ``checks``: tools the tests run."""
 
     @property
     def module_dir(self) -> Path:
-        return TOOLCHAIN_DIR / self.name
+        return TOOLCHAIN_DIR / (self.module or self.name)
 
     @property
     def ldflags(self) -> str:
-        return f"-s -w -X {self.version_var}={self.version}" if self.version_var else "-s -w"
+        stamps = ([(self.version_var, self.version)] if self.version_var else []) + list(self.stamps)
+        return " ".join(["-s -w", *(f"-X {var}={value}" for var, value in stamps)])
 
     def sources(self) -> list[Path]:
         """What decides the binary besides the Go version: go.mod, go.sum and the module's own Go files."""
@@ -87,11 +95,70 @@ PODSECURITY = Tool(
     version="v0.36.6",
     version_var=None,
     env={"CGO_ENABLED": "0"},
+    group="checks",
 )
 """The Pod Security Standards checks of the API server's admission plugin (k8s.io/pod-security-admission
 v0.36.6, the Kubernetes 1.36 line), run over the pod templates the platform writes by a small driver
 of this project's (``toolchain/podsecurity/main.go``)."""
-TOOLS = (PULUMI, KUBERNETES, PODSECURITY)
+KUBERNETES_VERSION = "v1.36.3"
+"""The control plane's Kubernetes: the v1.36 line KubeRay 1.7.0, Kueue v0.19.2 and kwok v0.8.0 build
+against. ``toolchain/controlplane/go.mod`` maps each staging module k8s.io/kubernetes replaces with
+``./staging/...`` to its v0.36.3 release."""
+_KUBE_STAMPS = tuple(
+    (f"{package}.{var}", value)
+    for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
+    for var, value in (
+        ("gitVersion", KUBERNETES_VERSION),
+        ("gitMajor", "1"),
+        ("gitMinor", KUBERNETES_VERSION.split(".")[1]),
+        ("gitTreeState", "clean"),
+    )
+)
+_KUBE_BINARIES = tuple(
+    Tool(
+        name=binary,
+        module="controlplane",
+        binary=binary,
+        package=f"k8s.io/kubernetes/cmd/{binary}",
+        version=KUBERNETES_VERSION,
+        version_var=None,
+        env={"CGO_ENABLED": "0"},
+        stamps=_KUBE_STAMPS,
+        group="controlplane",
+    )
+    for binary in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+)
+CONTROL_PLANE = (
+    *_KUBE_BINARIES,
+    Tool(
+        name="etcd",
+        binary="etcd",
+        package="go.etcd.io/etcd/server/v3",
+        version="v3.6.16",
+        version_var=None,
+        env={"CGO_ENABLED": "0"},
+        group="controlplane",
+    ),
+    Tool(
+        name="kwok",
+        binary="kwok",
+        package="sigs.k8s.io/kwok/cmd/kwok",
+        version="v0.8.0",
+        version_var=None,
+        env={"CGO_ENABLED": "0"},
+        group="controlplane",
+    ),
+    Tool(
+        name="kueue",
+        binary="kueue",
+        package="sigs.k8s.io/kueue/cmd/kueue",
+        version="v0.19.2",
+        version_var="sigs.k8s.io/kueue/pkg/version.GitVersion",
+        env={"CGO_ENABLED": "0"},
+        group="controlplane",
+    ),
+)
+TOOLS = (PULUMI, KUBERNETES, PODSECURITY, *CONTROL_PLANE)
 
 # Not here: the Python language host (github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3),
 # which the Go module proxy refuses for every version (README, "The real engine, offline").
@@ -229,11 +296,11 @@ def build(tool: Tool, go: str, log: Callable[[str], None] = print) -> Built:
     return Built(tool, final / "bin" / tool.binary, False, record)
 
 
-def ensure(log: Callable[[str], None] = print) -> dict[str, Path]:
-    """Build or reuse every pinned program; returns ``{binary name: path}``."""
+def ensure(log: Callable[[str], None] = print, groups: tuple[str, ...] = ("engine", "checks")) -> dict[str, Path]:
+    """Build or reuse the pinned programs of ``groups``; returns ``{binary name: path}``."""
     go = go_identity()
     paths: dict[str, Path] = {}
-    for tool in TOOLS:
+    for tool in (t for t in TOOLS if t.group in groups):
         built = build(tool, go, log=log)
         how = "reused" if built.reused else f"built in {built.record['build_seconds']}s"
         log(f"toolchain: {tool.binary} {tool.version} {how}: {built.path}")

@@ -12,7 +12,9 @@ from components.manifests.common import metadata
 from components.spec.workloads import ClusterBase
 
 NOMINAL_CAPACITY = "1Ti"
-"""PersistentVolumes need a capacity and claims a request; NFS enforces neither."""
+"""PersistentVolumes need a capacity and claims a request; NFS enforces neither. The PV has no
+class (``storageClassName`` unset means none for a PV); the claim says ``""`` explicitly, or the
+DefaultStorageClass admission gives it the default class and it never binds to the PV."""
 
 
 def nfs_volumes(workloads: list[ClusterBase], environment: str) -> list[dict[str, Any]]:
@@ -35,7 +37,6 @@ def nfs_volumes(workloads: list[ClusterBase], environment: str) -> list[dict[str
                         "capacity": {"storage": NOMINAL_CAPACITY},
                         "accessModes": modes,
                         "persistentVolumeReclaimPolicy": "Retain",
-                        "storageClassName": "",
                         "nfs": {"server": v.nfs.server, "path": v.nfs.path, "readOnly": v.nfs.read_only},
                         "claimRef": {"namespace": w.namespace, "name": claim},
                     },
