@@ -173,6 +173,11 @@ def prerequisites_section(spec: PlatformSpec) -> list[str]:
             "| Prometheus | prometheus-operator CRDs (v0.93) and a Prometheus selecting the stack's monitors and "
             "rules (e.g. kube-prometheus-stack) | installed |"
         )
+    if pre.cert_manager:
+        rows.append(
+            "| cert-manager | v1.x with its CRDs and webhook (ClusterIssuers, Certificates; KubeRay's mTLS) | "
+            "installed cluster-wide |"
+        )
     if pre.tpu_webhook:
         rows.append("| Ray TPU webhook | ai-on-gke `kuberay-tpu-webhook` or the GKE Ray add-on | installed |")
     if pre.kueue:
