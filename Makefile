@@ -4,6 +4,7 @@
 #   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json] (checks group)
 #   make test                                 static checks + every test                (dev group)
 #   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
+#   make stack-schema                         stacks/stack.schema.json + docs/reference.md from the spec
 #   make toolchain                            build/reuse the pinned Pulumi CLI + Kubernetes provider (Go)
 #   make controlplane-toolchain               build/reuse etcd, the Kubernetes control plane, kwok, Kueue (Go)
 #   make pulumi-preview STACK=dev             the real engine: preview + up in render mode -> out/<stack>/rendered
@@ -47,7 +48,7 @@ ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--ope
 	$(if $(KUEUE_CHART),--kueue-chart $(KUEUE_CHART)) \
 	$(foreach pair,$(ENGINE_SECRETS),--secret-from-env $(pair))
 
-.PHONY: venv venv-checks policy-venv nca-venv preview lint check test policy-config schemas bench lock clean \
+.PHONY: venv venv-checks policy-venv nca-venv stack-schema preview lint check test policy-config schemas bench lock clean \
 	toolchain controlplane-toolchain e2e pulumi-preview pulumi-up test-engine system-packages
 
 $(BIN)/python:
@@ -121,6 +122,10 @@ pulumi-preview: $(CHECKS_STAMP) $(POLICY_VENV)/.installed
 pulumi-up: $(CHECKS_STAMP) $(POLICY_VENV)/.installed
 	@if [ -z "$(CLUSTER_KUBECONFIG)" ]; then echo 'usage: make pulumi-up STACK=<stack> CLUSTER_KUBECONFIG=<kubeconfig>' >&2; exit 2; fi
 	$(BIN)/python -m tools pulumi-preview $(ENGINE_ARGS) --kubeconfig $(CLUSTER_KUBECONFIG) --up
+
+# stacks/stack.schema.json (editors validate stack files with it) and docs/reference.md, from the spec.
+stack-schema: $(CHECKS_STAMP)
+	$(BIN)/python -m tools stack-schema
 
 policy-config: $(CHECKS_STAMP)
 	$(BIN)/python -m tools policy-config

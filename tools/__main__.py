@@ -93,6 +93,12 @@ def _pulumi_preview(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _stack_schema(args: argparse.Namespace) -> int:
+    from tools.stack_schema import run
+
+    return run(check=args.check)
+
+
 def _toolchain(args: argparse.Namespace) -> int:
     from tools.toolchain import ToolchainError, ensure
 
@@ -147,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from", dest="mirror", help="a local mirror of the upstream files (else download the pinned URLs)")
     p.add_argument("--check", action="store_true", help="compare with schemas/ instead of writing (exit 1 if stale)")
     p.set_defaults(func=_schemas)
+    p = sub.add_parser("stack-schema", help="generate stacks/stack.schema.json and docs/reference.md from the spec")
+    p.add_argument("--check", action="store_true", help="compare instead of writing (exit 1 on drift)")
+    p.set_defaults(func=_stack_schema)
     p = sub.add_parser("toolchain", help="build or reuse the pinned Go programs (Pulumi CLI, provider, control plane)")
     p.add_argument(
         "--group",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 # --- Pinned upstream versions (DESIGN.md section 4) -------------------------------------------
@@ -77,12 +77,13 @@ def _number_as_text(value: Any) -> Any:
     return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
 Quantity = Annotated[
     str,
     BeforeValidator(_number_as_text),
-    hinted_pattern(
-        r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$", "a Kubernetes quantity such as 500m, 4, 16Gi"
-    ),
+    hinted_pattern(QUANTITY_PATTERN, "a Kubernetes quantity such as 500m, 4, 16Gi"),
+    # What a stack file may hold (the validator turns a number into its text).
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": QUANTITY_PATTERN}, {"type": "number", "minimum": 0}]}),
 ]
 Duration = Annotated[str, hinted_pattern(r"^[0-9]+(ms|s|m|h)$", "a duration such as 30s or 5m")]
 SemVer = Annotated[str, hinted_pattern(r"^\d+\.\d+\.\d+$", "a version such as 2.60.0")]
@@ -116,6 +117,7 @@ class Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         validate_default=True,
+        use_attribute_docstrings=True,  # field docstrings become the JSON Schema's descriptions
     )
 
 

@@ -12,7 +12,8 @@ import math
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag, model_validator
+from pydantic.json_schema import JsonSchemaValue
 
 from components.spec.base import (
     RAY_VERSION,
@@ -386,6 +387,10 @@ class NetworkPolicySpec(Model):
     def _shorthand(cls, value: Any) -> Any:
         return {"mode": value} if isinstance(value, str) else value
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return shorthand_schema(handler(core), ["DenyAll", "DenyAllIngress", "DenyAllEgress"])
+
     @property
     def restricts_egress(self) -> bool:
         return self.mode in ("DenyAll", "DenyAllEgress")
@@ -393,6 +398,11 @@ class NetworkPolicySpec(Model):
     @property
     def restricts_ingress(self) -> bool:
         return self.mode in ("DenyAll", "DenyAllIngress")
+
+
+def shorthand_schema(schema: JsonSchemaValue, modes: list[str]) -> JsonSchemaValue:
+    """The JSON Schema of a model that also takes its ``mode`` alone as a string."""
+    return {"anyOf": [{"type": "string", "enum": modes}, schema]}
 
 
 class AuthSpec(Model):
@@ -414,6 +424,10 @@ class AuthSpec(Model):
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
         return {"mode": value} if isinstance(value, str) else value
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return shorthand_schema(handler(core), ["token", "disabled"])
 
     @model_validator(mode="after")
     def _consistent(self) -> AuthSpec:

@@ -1,0 +1,186 @@
+"""``make stack-schema``: the JSON Schema of a stack file and the reference of every key, generated
+from the spec models (``components.spec``), so editors validate and complete
+``stacks/Pulumi.<stack>.yaml`` and the docs never drift from the code.
+
+- ``stacks/stack.schema.json``: JSON Schema (draft 2020-12) of the whole stack file; each stack file
+  names it in its first line (``# yaml-language-server: $schema=stack.schema.json``, read by the YAML
+  language server in VS Code, Neovim, JetBrains and others).
+- ``docs/reference.md``: every key of ``kuberay-platform:platform`` with its type, default and
+  description (the field's docstring).
+
+``--check`` compares instead of writing (exit 1 on drift); a test does the same.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from components.spec import CONFIG_KEY, PlatformSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_FILE = REPO_ROOT / "stacks" / "stack.schema.json"
+REFERENCE_FILE = REPO_ROOT / "docs" / "reference.md"
+PROJECT = "kuberay-platform"
+
+
+def _strip_titles(node: Any) -> Any:
+    """pydantic's generated ``title``s ("Ownoperator") help no one; property names stay."""
+    if isinstance(node, dict):
+        return {
+            k: (_strip_titles(v) if k != "properties" else {p: _strip_titles(s) for p, s in v.items()})
+            for k, v in node.items()
+            if k != "title"
+        }
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def stack_schema() -> dict[str, Any]:
+    platform = _strip_titles(PlatformSpec.model_json_schema(by_alias=True, mode="validation"))
+    defs = platform.pop("$defs", {})
+    secret = {
+        "type": "object",
+        "properties": {"secure": {"type": "string"}},
+        "required": ["secure"],
+        "additionalProperties": False,
+        "description": "A config secret, encrypted by `pulumi config set --secret`.",
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://kuberay-platform.invalid/stack.schema.json",
+        "title": "kuberay-platform stack file (stacks/Pulumi.<stack>.yaml)",
+        "description": "Generated from components/spec by `make stack-schema`; do not edit (docs/reference.md).",
+        "type": "object",
+        "properties": {
+            "config": {
+                "type": "object",
+                "properties": {f"{PROJECT}:{CONFIG_KEY}": platform},
+                "required": [f"{PROJECT}:{CONFIG_KEY}"],
+                "additionalProperties": {"anyOf": [{"type": ["string", "number", "boolean"]}, secret]},
+            },
+            "secretsprovider": {"type": "string"},
+            "encryptedkey": {"type": "string"},
+            "encryptionsalt": {"type": "string"},
+        },
+        "required": ["config"],
+        "additionalProperties": False,
+        "$defs": defs,
+    }
+
+
+# --- The reference page --------------------------------------------------------------------------
+
+
+def _type_name(annotation: Any) -> str:
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        names = [_type_name(a) for a in get_args(annotation) if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in get_args(annotation) else "")
+    if origin is Literal:
+        return "one of " + ", ".join(f"`{a}`" for a in get_args(annotation))
+    if origin is typing.Annotated:
+        return _type_name(get_args(annotation)[0])
+    if origin in (list, tuple):
+        args = get_args(annotation)
+        return f"list of {_type_name(args[0])}" if args else "list"
+    if origin is dict:
+        return f"map of {_type_name(get_args(annotation)[1])}"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation.__name__
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _models(annotation: Any) -> Iterator[tuple[str, type[BaseModel]]]:
+    """Nested models of a field's type, with the path suffix that reaches them."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType, typing.Annotated):
+        for arg in get_args(annotation)[:1] if origin is typing.Annotated else get_args(annotation):
+            yield from _models(arg)
+    elif origin in (list, tuple):
+        for arg in get_args(annotation)[:1]:
+            yield from (("[]" + suffix, model) for suffix, model in _models(arg))
+    elif origin is dict:
+        yield from ((".<name>" + suffix, model) for suffix, model in _models(get_args(annotation)[1]))
+    elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield "", annotation
+
+
+def _default(field: FieldInfo) -> str:
+    if field.is_required():
+        return "required"
+    value = field.get_default(call_default_factory=True)
+    if isinstance(value, BaseModel):
+        return "(see below)"
+    if value in ({}, [], None):
+        return "-" if value is None else f"`{json.dumps(value)}`"
+    return f"`{json.dumps(value, default=str)}`"
+
+
+def _rows(model: type[BaseModel], prefix: str, seen: tuple[type[BaseModel], ...]) -> Iterator[str]:
+    for name, field in model.model_fields.items():
+        key = f"{prefix}.{field.alias or name}"
+        description = " ".join((field.description or "").split()).replace("|", "\\|")
+        yield f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {description} |"
+        for suffix, nested in _models(field.annotation):
+            if nested not in seen:
+                yield from _rows(nested, key + suffix, (*seen, nested))
+
+
+def reference_markdown() -> str:
+    lines = [
+        "# Stack file reference",
+        "",
+        "Every key of `config.kuberay-platform:platform` in `stacks/Pulumi.<stack>.yaml`, generated from",
+        "the spec models (`components/spec`) by `make stack-schema`; do not edit. Editors validate and",
+        "complete stack files with `stacks/stack.schema.json` (each stack file's first line names it).",
+        "`[]` is an item of a list, `<name>` a key of a map. Unknown keys are errors.",
+        "",
+        "| key | type | default | description |",
+        "| --- | --- | --- | --- |",
+        *_rows(PlatformSpec, "platform", (PlatformSpec,)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def generated() -> dict[Path, str]:
+    return {
+        SCHEMA_FILE: json.dumps(stack_schema(), indent=2, sort_keys=True) + "\n",
+        REFERENCE_FILE: reference_markdown(),
+    }
+
+
+def stack_files() -> list[Path]:
+    """The shipped stacks and the examples."""
+    return [*sorted((REPO_ROOT / "stacks").glob("Pulumi.*.yaml")), *sorted((REPO_ROOT / "examples").glob("*.yaml"))]
+
+
+def modeline(path: Path) -> str:
+    """The YAML language server's schema line for a stack file, relative to it."""
+    relative = Path("..") / "stacks" / SCHEMA_FILE.name if path.parent != SCHEMA_FILE.parent else Path(SCHEMA_FILE.name)
+    return f"# yaml-language-server: $schema={relative.as_posix()}"
+
+
+def run(check: bool) -> int:
+    stale = [path for path, text in generated().items() if not path.is_file() or path.read_text() != text]
+    missing_modeline = [p for p in stack_files() if not p.read_text().startswith(modeline(p))]
+    if check:
+        for path in stale:
+            print(f"{path.relative_to(REPO_ROOT)}: stale; run `make stack-schema`")
+        for path in missing_modeline:
+            print(f"{path.relative_to(REPO_ROOT)}: first line must be `{modeline(path)}`")
+        return 1 if stale or missing_modeline else 0
+    for path, text in generated().items():
+        path.write_text(text)
+    for path in missing_modeline:
+        path.write_text(f"{modeline(path)}\n{path.read_text()}")
+    return 0
