@@ -92,3 +92,15 @@ def test_the_reference_lists_every_key_with_its_description() -> None:
         assert key in text, key
     (row,) = [line for line in text.splitlines() if line.startswith("| `platform.teams.<name>.ownOperator`")]
     assert "single-namespace mode" in row and "| `false` |" in row
+
+
+def test_the_environments_page_is_read_from_the_stacks() -> None:
+    from tools.stack_schema import ENVIRONMENTS_FILE, _choices
+
+    text = ENVIRONMENTS_FILE.read_text()
+    assert "| teams | - | - | training (own operator), research (untrusted) |" in text
+    platform = copy.deepcopy(PROD["config"]["kuberay-platform:platform"])
+    platform["teams"]["research"]["trusted"] = True
+    platform["workloads"]["rayJobs"][1]["mtls"] = False
+    choices = _choices(parse_platform(platform, "s.yaml"))
+    assert choices["teams"] == "training (own operator), research" and choices["mTLS"] == "-"

@@ -7,6 +7,7 @@ from the spec models (``components.spec``), so editors validate and complete
   language server in VS Code, Neovim, JetBrains and others).
 - ``docs/reference.md``: every key of ``kuberay-platform:platform`` with its type, default and
   description (the field's docstring).
+- ``docs/environments.md``: what dev, staging and prod each choose, read from the shipped stacks.
 
 ``--check`` compares instead of writing (exit 1 on drift); a test does the same.
 """
@@ -23,11 +24,12 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from components.spec import CONFIG_KEY, PlatformSpec
+from components.spec import CONFIG_KEY, PlatformSpec, parse_platform
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = REPO_ROOT / "stacks" / "stack.schema.json"
 REFERENCE_FILE = REPO_ROOT / "docs" / "reference.md"
+ENVIRONMENTS_FILE = REPO_ROOT / "docs" / "environments.md"
 PROJECT = "kuberay-platform"
 
 
@@ -152,10 +154,79 @@ def reference_markdown() -> str:
     return "\n".join(lines)
 
 
+# --- The environments at a glance -------------------------------------------------------------------
+
+
+def _choices(spec: PlatformSpec) -> dict[str, str]:
+    """One line per choice an environment makes, read from its parsed spec."""
+    w = spec.workloads
+    workloads = [wl for _, wl in w.all()]
+    pools = sorted({p.type for p in w.pools.values()})
+    ft = sorted({wl.gcs_fault_tolerance.backend for wl in workloads if wl.gcs_fault_tolerance is not None})
+
+    def installed(install: object, prerequisite: bool, what: str = "installed by the stack") -> str:
+        return what if install is not None else "already installed" if prerequisite else "-"
+
+    kueue = spec.kueue
+    monitoring = spec.monitoring
+    cm = spec.cert_manager
+    network = spec.network_policies
+    tokens = sorted({wl.auth.mode + (" (own token)" if wl.auth.token else "") for wl in workloads})
+    return {
+        "operator": f"scale `{spec.operator.scale}`, {spec.operator.replicas} replica(s), watches "
+        + (", ".join(f"`{n}`" for n in spec.operator.watch_namespaces) if spec.operator.watch_namespaces else "all"),
+        "workloads": f"{len(w.ray_clusters)} RayCluster, {len(w.ray_jobs)} RayJob, {len(w.ray_services)} RayService",
+        "pools": ", ".join(pools) if pools else "cpu (default)",
+        "GCS fault tolerance": ", ".join(ft) or "-",
+        "Kueue": installed(kueue.install, spec.prerequisites.kueue)
+        + (f"; {len(kueue.cluster_queues)} ClusterQueue(s)" if kueue.cluster_queues else ""),
+        "monitoring": "-"
+        if monitoring is None
+        else installed(monitoring.install, spec.prerequisites.prometheus_operator, "kube-prometheus-stack installed")
+        + "; alerts and dashboards",
+        "NetworkPolicies": "default deny per Ray namespace" if network is not None else "-",
+        "cert-manager": installed(cm.install if cm else None, spec.prerequisites.cert_manager)
+        + (f"; issuers: {', '.join(i for i in ('ca', 'acme') if getattr(cm, i) is not None)}" if cm else ""),
+        "mTLS": f"{sum(wl.mtls for wl in workloads)} workload(s)" if any(wl.mtls for wl in workloads) else "-",
+        "auth": ", ".join(tokens) or "-",
+        "teams": ", ".join(
+            n + "".join(f" ({x})" for x, on in (("untrusted", not t.trusted), ("own operator", t.own_operator)) if on)
+            for n, t in spec.teams.items()
+        )
+        or "-",
+    }
+
+
+def environments_markdown() -> str:
+    from tools.stackfile import read_stack_document
+
+    specs = {}
+    for name in ("dev", "staging", "prod"):
+        path = REPO_ROOT / "stacks" / f"Pulumi.{name}.yaml"
+        doc = read_stack_document(path, f"stacks/Pulumi.{name}.yaml")
+        specs[name] = parse_platform(doc["config"][f"{PROJECT}:{CONFIG_KEY}"], f"stacks/Pulumi.{name}.yaml")
+    table = {name: _choices(spec) for name, spec in specs.items()}
+    rows = list(next(iter(table.values())))
+    lines = [
+        "# The environments at a glance",
+        "",
+        "What each shipped stack chooses, read from `stacks/Pulumi.<stack>.yaml` by `make stack-schema`;",
+        "do not edit (a test fails when this page and the stacks disagree). What each one deploys in",
+        'detail: README, "What each stack deploys"; every key: [reference.md](reference.md).',
+        "",
+        "| | " + " | ".join(table) + " |",
+        "| --- | " + " | ".join("---" for _ in table) + " |",
+        *(f"| {row} | " + " | ".join(table[env][row].replace("|", "\\|") for env in table) + " |" for row in rows),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def generated() -> dict[Path, str]:
     return {
         SCHEMA_FILE: json.dumps(stack_schema(), indent=2, sort_keys=True) + "\n",
         REFERENCE_FILE: reference_markdown(),
+        ENVIRONMENTS_FILE: environments_markdown(),
     }
 
 
