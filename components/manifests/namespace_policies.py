@@ -62,6 +62,14 @@ def _namespaces(names: Iterable[str]) -> dict[str, Any]:
     }
 
 
+def heads_of(workloads: list[str]) -> dict[str, Any]:
+    """The head pods of these workloads."""
+    return {
+        "matchLabels": {"ray.io/node-type": "head"},
+        "matchExpressions": [{"key": WORKLOAD_LABEL, "operator": "In", "values": workloads}],
+    }
+
+
 def workload_pods(name: str) -> dict[str, Any]:
     return {"matchLabels": {WORKLOAD_LABEL: name}}
 
@@ -222,10 +230,7 @@ def _namespace(
                 "ingress-to-dashboards",
                 namespace,
                 env,
-                {
-                    "matchLabels": {"ray.io/node-type": "head"},
-                    "matchExpressions": [{"key": WORKLOAD_LABEL, "operator": "In", "values": exposed}],
-                },
+                heads_of(exposed),
                 ingress=[{"from": [_namespaces(allow.ingress_from)], "ports": _tcp(DASHBOARD_PORT)}],
             )
         )
@@ -282,10 +287,7 @@ def _namespace(
                 "autoscaler-to-api-server",
                 namespace,
                 env,
-                {
-                    "matchLabels": {"ray.io/node-type": "head"},
-                    "matchExpressions": [{"key": WORKLOAD_LABEL, "operator": "In", "values": autoscaling}],
-                },
+                heads_of(autoscaling),
                 egress=[{"to": [{"ipBlock": {"cidr": c}} for c in network.api_server_cidrs]}],
             )
         )

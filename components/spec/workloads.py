@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag, model_validator
 from pydantic.json_schema import JsonSchemaValue
@@ -357,7 +357,22 @@ RemoteUri = Annotated[
 ]
 
 
-class NetworkPolicySpec(Model):
+class ModeShorthand(Model):
+    """A model that also takes its ``mode`` alone as a string (``networkPolicy: DenyAllIngress`` is
+    ``{mode: DenyAllIngress}``), in validation and in the stack file's JSON Schema."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, str) else value
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        modes = list(get_args(cls.model_fields["mode"].annotation))
+        return {"anyOf": [{"type": "string", "enum": modes}, handler(core)]}
+
+
+class NetworkPolicySpec(ModeShorthand):
     """KubeRay 1.7.0's managed policies allow only traffic within the cluster (and the RayJob
     submitter to the dashboard); they add no DNS egress, no operator access and no API server egress
     (``buildHeadNetworkPolicy``/``buildBaseEgressRules`` in networkpolicy_controller.go say so). The
@@ -382,15 +397,6 @@ class NetworkPolicySpec(Model):
     egress_cidrs: list[CIDR] = []
     """Other destinations pods may reach under an egress mode: object store, model hub, Redis."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return {"mode": value} if isinstance(value, str) else value
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return shorthand_schema(handler(core), ["DenyAll", "DenyAllIngress", "DenyAllEgress"])
-
     @property
     def restricts_egress(self) -> bool:
         return self.mode in ("DenyAll", "DenyAllEgress")
@@ -400,12 +406,7 @@ class NetworkPolicySpec(Model):
         return self.mode in ("DenyAll", "DenyAllIngress")
 
 
-def shorthand_schema(schema: JsonSchemaValue, modes: list[str]) -> JsonSchemaValue:
-    """The JSON Schema of a model that also takes its ``mode`` alone as a string."""
-    return {"anyOf": [{"type": "string", "enum": modes}, schema]}
-
-
-class AuthSpec(Model):
+class AuthSpec(ModeShorthand):
     """``authOptions``: Ray token auth. ``auth: token`` / ``auth: disabled`` are short for ``{mode: ...}``.
 
     Without ``token`` KubeRay generates a random token per RayCluster (Secret ``<cluster>``, key
@@ -419,15 +420,6 @@ class AuthSpec(Model):
     mode: Literal["token", "disabled"] = "token"
     token: ConfigOrSecret | None = None
     kubernetes_tokens: bool = False
-
-    @model_validator(mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return {"mode": value} if isinstance(value, str) else value
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return shorthand_schema(handler(core), ["token", "disabled"])
 
     @model_validator(mode="after")
     def _consistent(self) -> AuthSpec:
