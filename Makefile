@@ -13,7 +13,7 @@
 #        [ENGINE_SECRETS="kuberay-platform:redisGcsPassword=REDIS_PASSWORD ..."  config secrets from env vars]
 #   make pulumi-up STACK=prod CLUSTER_KUBECONFIG=<file>   the real engine: pulumi up against a cluster
 #   make test-engine                          the real-engine tests (every stack; needs Go and the chart)
-#   make e2e                                  the local control plane (etcd, kube-apiserver, ...; needs Go)
+#   make e2e                                  every stack into a local control plane (etcd, kube-apiserver, kwok, Kueue; Go, root)
 #   make lock                                 recompile every lock from its .in file (needs PyPI)
 # Dependency groups (each a hand-written .in, locked with hashes by pip-compile):
 #   requirements.txt           the Pulumi program (`pulumi up` installs it into .venv itself)
@@ -158,10 +158,12 @@ test: check system-packages $(NCA_STAMP)
 test-engine: $(DEV_STAMP) $(POLICY_VENV)/.installed
 	$(BIN)/python -m pytest -m engine tests/test_real_engine.py
 
-# The local control plane (tests/test_controlplane.py): builds/reuses its programs, then runs them.
-e2e: $(DEV_STAMP)
+# The local control plane (tests/test_controlplane.py) and every stack deployed into one
+# (tests/test_e2e.py): builds/reuses the control plane's programs and the real engine, then runs them.
+e2e: $(DEV_STAMP) $(POLICY_VENV)/.installed
 	$(BIN)/python -m tools toolchain --group controlplane
-	$(BIN)/python -m pytest -m e2e tests/test_controlplane.py
+	$(BIN)/python -m tools toolchain
+	$(BIN)/python -m pytest -m e2e tests/test_controlplane.py tests/test_e2e.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m tools.bench

@@ -125,7 +125,7 @@ def test_one_resource_group_covers_every_resource_and_each_flavor_lists_them_all
         "borrowingLimit": "8",
         "lendingLimit": "4",
     }
-    assert cq["spec"]["cohortName"] == "research" and cq["spec"]["fairSharing"] == {"weight": 2}
+    assert cq["spec"]["cohortName"] == "research" and cq["spec"]["fairSharing"] == {"weight": "2"}
     assert cq["spec"]["preemption"] == {
         "reclaimWithinCohort": "Any",
         "withinClusterQueue": "LowerPriority",

@@ -162,6 +162,17 @@ def test_ray_objects_are_awaited_on_the_state_kuberay_reports() -> None:
     assert cluster["metadata"]["annotations"][WAIT_FOR] == "condition=HeadPodReady"
 
 
+def test_wait_for_ready_off_awaits_nothing_but_keeps_replacement_and_timeouts() -> None:
+    from tests.test_workloads import platform
+
+    config = platform(environment="prod", rayServices=[llm_service()], rayJobs=[job()])
+    config["workloads"]["waitForReady"] = False
+    workloads = build_manifests(parse_platform(config, "s.yaml"), "s.yaml").workloads
+    assert workloads and all(WAIT_FOR not in o["metadata"].get("annotations", {}) for o in workloads)
+    by_kind = {o["kind"]: o for o in workloads}
+    assert lifecycle(by_kind["RayJob"], wait_for_ready=False).replace_on_changes == ["spec"]
+
+
 def test_a_raycronjob_deletes_its_finished_rayjobs() -> None:
     from tests.test_workloads import platform
 

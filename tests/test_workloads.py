@@ -503,7 +503,9 @@ def test_shared_volumes_and_secret_env_reach_every_ray_container_and_ingress_has
         assert [m["mountPath"] for m in container["volumeMounts"]] == ["/data", "/ckpt"]
         # The NFS export through the claim bound to the platform's PersistentVolume for it.
         assert group.pod_spec["volumes"][0]["persistentVolumeClaim"] == {"claimName": "c-data", "readOnly": True}
-        assert group.pod_spec["volumes"][1]["persistentVolumeClaim"] == {"claimName": "ckpt", "readOnly": False}
+        # Writable: no readOnly at all (a false would be dropped by Go's omitempty in any controller's rewrite).
+        assert group.pod_spec["volumes"][1]["persistentVolumeClaim"] == {"claimName": "ckpt"}
+        assert "readOnly" not in container["volumeMounts"][1]
     head = obj["spec"]["headGroupSpec"]
     assert head["enableIngress"] is True
     assert head["ingressOptions"] == {

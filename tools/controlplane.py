@@ -3,7 +3,7 @@ kube-apiserver on loopback with generated certificates, started the way controll
 starts them (``pkg/internal/testing/controlplane``), plus kube-controller-manager and kube-scheduler,
 and a kubeconfig for a ``system:masters`` client certificate. ``stop`` leaves no process behind.
 
-No kubelet and no container runtime: kwok (issue 14) moves pods of fake nodes to Running.
+No kubelet and no container runtime: kwok (``tools.kwok``) moves pods of fake nodes to Running.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -27,6 +28,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
+
+from tools.kube import Client
 
 SERVICE_CIDR = "10.0.0.0/24"
 READY_TIMEOUT_SECONDS = 120
@@ -158,6 +161,9 @@ class ControlPlane:
     def log(self, name: str) -> str:
         return (self.root / f"{name}.log").read_text(errors="replace")
 
+    def client(self) -> Client:
+        return Client(self.url, self.certs.ca, self.certs.client_cert, self.certs.client_key)
+
 
 def _kubeconfig(path: Path, url: str, certs: Certificates) -> None:
     config = {
@@ -177,7 +183,7 @@ def _kubeconfig(path: Path, url: str, certs: Certificates) -> None:
     path.chmod(0o600)
 
 
-def _spawn(plane: ControlPlane, name: str, argv: list[str]) -> None:
+def spawn(plane: ControlPlane, name: str, argv: list[str]) -> None:
     log = (plane.root / f"{name}.log").open("wb")
     # A process group of its own: stop() signals the whole group, children included.
     plane.processes[name] = subprocess.Popen(
@@ -209,7 +215,7 @@ def start(binaries: Mapping[str, Path], root: Path) -> ControlPlane:
     _kubeconfig(plane.kubeconfig, plane.url, certs)
     try:
         etcd_client, etcd_peer = free_port(), free_port()
-        _spawn(
+        spawn(
             plane,
             "etcd",
             [
@@ -229,7 +235,7 @@ def start(binaries: Mapping[str, Path], root: Path) -> ControlPlane:
                 "--unsafe-no-fsync",
             ],
         )
-        _spawn(
+        spawn(
             plane,
             "kube-apiserver",
             [
@@ -249,7 +255,7 @@ def start(binaries: Mapping[str, Path], root: Path) -> ControlPlane:
             ],
         )
         _wait(plane, "kube-apiserver")
-        _spawn(
+        spawn(
             plane,
             "kube-controller-manager",
             [
@@ -261,12 +267,12 @@ def start(binaries: Mapping[str, Path], root: Path) -> ControlPlane:
                 f"--service-account-private-key-file={certs.sa_private}",
                 f"--root-ca-file={certs.ca}",
                 "--use-service-account-credentials=false",
-                "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service,-route",
+                "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service,-route",
                 f"--secure-port={free_port()}",
                 "--bind-address=127.0.0.1",
             ],
         )
-        _spawn(
+        spawn(
             plane,
             "kube-scheduler",
             [
@@ -298,10 +304,21 @@ def stop(plane: ControlPlane, grace_seconds: float = 10) -> None:
         del plane.processes[name]
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @contextmanager
 def running(binaries: Mapping[str, Path], root: Path) -> Iterator[ControlPlane]:
-    plane = start(binaries, root)
+    """The control plane for the ``with`` block; SIGTERM (a CI timeout, ``kill``) stops it too."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupted) if main else None
     try:
-        yield plane
+        plane = start(binaries, root)
+        try:
+            yield plane
+        finally:
+            stop(plane)
     finally:
-        stop(plane)
+        if main:
+            signal.signal(signal.SIGTERM, previous)

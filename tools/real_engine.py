@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{args.stack}: rendered into {display(paths.rendered)}/", flush=True)
             # Right after up, nothing may differ: a perpetual diff fails here (the policies ran above).
             step = "preview --expect-no-changes"
-            stack.preview(on_output=out, expect_no_changes=True)
+            stack.preview(on_output=out, expect_no_changes=True, diff=True)  # a failure shows what differs
     except auto.CommandError as exc:
         print(f"error: pulumi {step} failed{_stderr(exc)}", file=sys.stderr)
         return 1

@@ -114,8 +114,12 @@ def _volumes(w: ClusterBase) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         else:
             assert v.pvc is not None
             claim, read_only = v.pvc.claim_name, v.pvc.read_only
-        pod.append({"name": v.name, "persistentVolumeClaim": {"claimName": claim, "readOnly": read_only}})
-        mounts.append({"name": v.name, "mountPath": v.mount_path, "readOnly": read_only})
+        # ``readOnly`` only when true: Go's omitempty drops false, so a controller that rewrites the
+        # template with its Go types (Kueue's Update of an admitted RayJob's atomic workerGroupSpecs)
+        # would leave a false the stack sends as a perpetual diff (found on the local control plane).
+        only = {"readOnly": True} if read_only else {}
+        pod.append({"name": v.name, "persistentVolumeClaim": {"claimName": claim, **only}})
+        mounts.append({"name": v.name, "mountPath": v.mount_path, **only})
     return pod, mounts
 
 

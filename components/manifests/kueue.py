@@ -117,7 +117,9 @@ def cluster_queue(cq: ClusterQueueSpec, pools: Pools, environment: str, dispatch
     if cq.cohort:
         spec["cohortName"] = cq.cohort
     if cq.fair_sharing_weight is not None:
-        spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
+        # A Quantity: Kueue's webhook re-encodes the ClusterQueue, so the API server keeps "2" for a 2
+        # sent as a number, a perpetual diff (found on the local control plane). Send the text.
+        spec["fairSharing"] = {"weight": str(cq.fair_sharing_weight)}
     if dispatched:  # one MultiKueue check for the whole queue (Kueue deactivates a per-flavor one)
         spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": MULTIKUEUE}]}
     return {

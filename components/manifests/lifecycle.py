@@ -72,13 +72,14 @@ def immutable_paths(obj: Mapping[str, Any]) -> list[str]:
     return sorted(paths)
 
 
-def lifecycle(obj: Mapping[str, Any]) -> Lifecycle:
+def lifecycle(obj: Mapping[str, Any], wait_for_ready: bool = True) -> Lifecycle:
+    """What Pulumi does with ``obj``; ``wait_for_ready=False`` (``workloads.waitForReady``) waits for nothing."""
     kind = str(obj.get("kind"))
     annotations: dict[str, str] = {}
     wait = _WAIT.get(kind)
     if queue_name(obj) is not None:
         wait = {"RayCluster": "jsonpath={.status.state}", "RayJob": wait}.get(kind)
-    if dig(obj, "spec", "managedBy") == MULTIKUEUE_MANAGER:
+    if dig(obj, "spec", "managedBy") == MULTIKUEUE_MANAGER or not wait_for_ready:
         wait = None
     if wait:
         annotations[WAIT_FOR] = wait
@@ -98,9 +99,9 @@ def lifecycle(obj: Mapping[str, Any]) -> Lifecycle:
     )
 
 
-def with_lifecycle_annotations(obj: dict[str, Any]) -> dict[str, Any]:
+def with_lifecycle_annotations(obj: dict[str, Any], wait_for_ready: bool = True) -> dict[str, Any]:
     """The object with its lifecycle annotations added (they belong in the emitted manifest)."""
-    extra = lifecycle(obj).annotations
+    extra = lifecycle(obj, wait_for_ready).annotations
     if extra:
         meta = obj.setdefault("metadata", {})
         meta["annotations"] = {**as_map(meta.get("annotations")), **extra}

@@ -222,7 +222,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         if annotations := ingress_annotations(w):
             meta = obj["metadata"]
             meta["annotations"] = {**meta.get("annotations", {}), **annotations}
-        return with_lifecycle_annotations(obj)
+        return with_lifecycle_annotations(obj, spec.workloads.wait_for_ready)
 
     workloads = [finish(build(w), w) for _, w in spec.workloads.all()]
     clients = storage_clients(spec)

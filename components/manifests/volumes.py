@@ -37,7 +37,11 @@ def nfs_volumes(workloads: list[ClusterBase], environment: str) -> list[dict[str
                         "capacity": {"storage": NOMINAL_CAPACITY},
                         "accessModes": modes,
                         "persistentVolumeReclaimPolicy": "Retain",
-                        "nfs": {"server": v.nfs.server, "path": v.nfs.path, "readOnly": v.nfs.read_only},
+                        "nfs": {
+                            "server": v.nfs.server,
+                            "path": v.nfs.path,
+                            **({"readOnly": True} if v.nfs.read_only else {}),
+                        },
                         "claimRef": {"namespace": w.namespace, "name": claim},
                     },
                 }

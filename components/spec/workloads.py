@@ -914,6 +914,12 @@ class WorkloadsSpec(Model):
     ray_clusters: list[RayClusterSpec] = []
     ray_jobs: list[RayJobSpec] = []
     ray_services: list[RayServiceSpec] = []
+    wait_for_ready: bool = True
+    """``pulumi up`` waits until KubeRay reports each Ray object ready (RayCluster ``HeadPodReady``,
+    RayService ``Ready``, a RayJob's deployment status; a queued one until Kueue admitted or held it).
+    ``false``: an object counts as deployed once the API server accepted it, for clusters where the
+    KubeRay operator is rolled out by another pipeline after this stack, and for the local control
+    plane (``make e2e``), where KubeRay 1.7.0 cannot be built."""
 
     def all(self) -> list[tuple[str, ClusterBase]]:
         """(spec key path, workload) of every workload."""
