@@ -10,11 +10,13 @@ the stacks run with ``workloads.waitForReady: false``.
 
 from __future__ import annotations
 
-import json
+import copy
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -24,12 +26,14 @@ from typing import Any
 import pytest
 import yaml
 
+from components.manifests.platform import build_manifests
 from components.spec import parse_platform
 from components.spec.platform import PlatformSpec
+from components.spec.workloads import GpuPool
 from tests.conftest import REPO, SHARED, UPSTREAM_CRDS, needs_shared
 from tools import toolchain
 from tools.e2e import LocalCluster, e2e_document, local_cluster
-from tools.kube import Client
+from tools.kube import Client, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +79,9 @@ class Deployed:
     spec: PlatformSpec
     document: Path
     runs: dict[str, Run] = field(default_factory=dict)
+    left_after_destroy: set[str] = field(default_factory=set)
+    observed: dict[str, Any] = field(default_factory=dict)
+    """What the day-2 steps saw, recorded before the destroy that follows them."""
 
     @property
     def client(self) -> Client:
@@ -149,9 +156,38 @@ def _write(path: Path, document: dict[str, Any]) -> Path:
     return path
 
 
+class Usage:
+    """Wall time and the machine's peak memory in use above what it used before the run
+    (``MemTotal - MemAvailable``, sampled every second): every process of the run counts."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.baseline = self.peak = self._used()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _used() -> int:
+        info = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        return (int(info["MemTotal"].split()[0]) - int(info["MemAvailable"].split()[0])) * 1024
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            self.peak = max(self.peak, self._used())
+
+    def report(self) -> str:
+        self._stop.set()
+        self._thread.join()
+        minutes, seconds = divmod(int(time.monotonic() - self.start), 60)
+        extra = (self.peak - self.baseline) / 2**30
+        return f"make e2e: 3 control planes, {minutes} min {seconds} s, peak memory in use +{extra:.1f} GiB"
+
+
 @pytest.fixture(scope="session")
-def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Deployed]]:
+def deployed(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[dict[str, Deployed]]:
     _require_tools()
+    usage = Usage()
     needs_shared(CHART)
     needs_shared(UPSTREAM_CRDS)
     base = tmp_path_factory.mktemp("e2e")
@@ -195,12 +231,34 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Dep
             for job in document["config"][PLATFORM]["workloads"]["rayJobs"]:
                 if job["name"] == "eval-sweep":
                     job["entrypoint"] = NEW_ENTRYPOINT
-            prod.runs["uids-before"] = Run("uids", [], 0, json.dumps(_uids(prod)))
+            prod.observed["uids-before"] = _uids(prod)
             day2 = _write(base / "prod" / "day2.yaml", document)
             again = Run("prod-day2", ["-m", "tools", *_engine_args("prod", day2, prod.cluster, base / "prod")])
             _run_all([(again, base / "prod-day2.log")])
             prod.runs[again.name] = again
+            prod.observed["uids-after"] = _uids(prod)
+            prod.observed["replicas-after"] = _autoscaled_cluster(prod)["spec"]["workerGroupSpecs"][0]["replicas"]
+            eval_sweep = prod.client.get("ray.io/v1", "RayJob", "eval-sweep", "ray-research")
+            prod.observed["entrypoint-after"] = eval_sweep["spec"]["entrypoint"]
+            # Destroy, list what is left, then up on that cluster again.
+            destroy_args = _engine_args("prod", day2, prod.cluster, base / "prod")
+            destroy = Run("prod-destroy", ["-m", "tools", *[a if a != "--up" else "--destroy" for a in destroy_args]])
+            _run_all([(destroy, base / "prod-destroy.log")])
+            prod.runs[destroy.name] = destroy
+            prod.left_after_destroy = _platform_objects(prod.client)
+            prod.observed["claims-after-destroy"] = sorted(
+                f"{c['metadata']['namespace']}/{c['metadata']['name']}"
+                for c in prod.client.list("v1", "PersistentVolumeClaim")
+            )
+            up = Run("prod-after-destroy", ["-m", "tools", *_engine_args("prod", day2, prod.cluster, base / "prod")])
+            _run_all([(up, base / "prod-after-destroy.log")])
+            prod.runs[up.name] = up
         yield out
+    line = usage.report()
+    (base / "usage.txt").write_text(line + "\n")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
 
 
 def _autoscaled_cluster(d: Deployed) -> dict[str, Any]:
@@ -219,6 +277,45 @@ def _autoscaler_patch(d: Deployed) -> None:
     path = d.client.path("ray.io/v1", "RayCluster", meta["namespace"], meta["name"]) + f"?fieldManager={AUTOSCALER}"
     patch = [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": PATCHED_REPLICAS}]
     d.client.request("PATCH", path, patch, "application/json-patch+json")
+
+
+LEFT_KINDS = (
+    ("v1", "Namespace"),
+    ("v1", "Secret"),
+    ("v1", "ConfigMap"),
+    ("v1", "Service"),
+    ("v1", "ServiceAccount"),
+    ("v1", "PersistentVolumeClaim"),
+    ("v1", "PersistentVolume"),
+    ("v1", "ResourceQuota"),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("batch/v1", "Job"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("ray.io/v1", "RayCluster"),
+    ("ray.io/v1", "RayJob"),
+    ("ray.io/v1", "RayCronJob"),
+    ("ray.io/v1", "RayService"),
+    ("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
+    ("kueue.x-k8s.io/v1beta2", "LocalQueue"),
+    ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
+    ("monitoring.coreos.com/v1", "PodMonitor"),
+    ("cert-manager.io/v1", "Certificate"),
+    ("cert-manager.io/v1", "ClusterIssuer"),
+)
+
+
+def _platform_objects(client: Client) -> set[str]:
+    """``Kind namespace/name`` of every object the platform labels as its own, and the Ray CRDs."""
+    found = {
+        f"{kind} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}"
+        for api_version, kind in LEFT_KINDS
+        for o in client.list(api_version, kind, selector="app.kubernetes.io/managed-by=pulumi")
+    }
+    crds = client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    return found | {
+        f"CustomResourceDefinition /{c['metadata']['name']}" for c in crds if c["spec"]["group"] == "ray.io"
+    }
 
 
 def _uids(d: Deployed) -> dict[str, str]:
@@ -331,19 +428,41 @@ def test_kueue_admits_each_queued_rayjob_to_its_pools_flavor(deployed: dict[str,
     queued = [w for _, w in d.spec.workloads.all() if w.queue and w.kind == "RayJob"]
     assert queued
     for job in queued:
-        workloads = [
-            w
-            for w in d.client.list("kueue.x-k8s.io/v1beta2", "Workload", job.namespace)
-            if any(o["name"] == job.name for o in w["metadata"].get("ownerReferences", []))
-        ]
+
+        def admitted(job: Any = job) -> list[dict[str, Any]]:
+            owned = [
+                w
+                for w in d.client.list("kueue.x-k8s.io/v1beta2", "Workload", job.namespace)
+                if any(o["name"] == job.name for o in w["metadata"].get("ownerReferences", []))
+            ]
+            conditions = (
+                {c["type"]: c["status"] for c in (owned[0].get("status") or {}).get("conditions", [])} if owned else {}
+            )
+            return owned if conditions.get("Admitted") == "True" else []
+
+        workloads = wait_until(f"Kueue admits {job.name}", admitted, timeout=60)
         assert len(workloads) == 1, (job.name, [w["metadata"]["name"] for w in workloads])
         status = workloads[0]["status"]
-        admitted = {c["type"]: c["status"] for c in status["conditions"]}
-        assert admitted.get("Admitted") == "True", status
         flavors = {a["name"]: set(a["flavors"].values()) for a in status["admission"]["podSetAssignments"]}
         for group in job.worker_groups:
             assert flavors[group.name] == {group.pool}, (job.name, flavors)
         assert flavors["head"] == {"cpu"}
+
+
+def _owned_workload(d: Deployed, namespace: str, owner: str) -> dict[str, Any] | None:
+    owned = [
+        w
+        for w in d.client.list("kueue.x-k8s.io/v1beta2", "Workload", namespace)
+        if any(o["name"] == owner for o in w["metadata"].get("ownerReferences", []))
+    ]
+    return owned[0] if owned else None
+
+
+def _condition(workload: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for c in ((workload or {}).get("status") or {}).get("conditions") or []:
+        if c["type"] == kind:
+            return dict(c)
+    return {}
 
 
 # --- day 2 -------------------------------------------------------------------------------------
@@ -353,17 +472,16 @@ def test_an_autoscaler_replicas_patch_survives_the_next_up(deployed: dict[str, D
     d = deployed["prod"]
     run = d.runs["prod-day2"]
     assert run.ok, run.output[-5000:]
-    groups = _autoscaled_cluster(d)["spec"]["workerGroupSpecs"]
-    assert groups[0]["replicas"] == PATCHED_REPLICAS
+    assert d.observed["replicas-after"] == PATCHED_REPLICAS
 
 
 def test_a_changed_rayjob_entrypoint_replaces_the_job(deployed: dict[str, Deployed]) -> None:
     d = deployed["prod"]
     assert d.runs["prod-day2"].ok
-    before, after = json.loads(d.runs["uids-before"].output), _uids(d)
+    before, after = d.observed["uids-before"], d.observed["uids-after"]
     changed = {k for k in before if before[k] != after.get(k)}
     assert changed == {"RayJob/ray-research/eval-sweep"}
-    assert d.client.get("ray.io/v1", "RayJob", "eval-sweep", "ray-research")["spec"]["entrypoint"] == NEW_ENTRYPOINT
+    assert d.observed["entrypoint-after"] == NEW_ENTRYPOINT
 
 
 # --- policies ------------------------------------------------------------------------------------
@@ -378,3 +496,89 @@ def test_a_planted_mandatory_violation_leaves_the_cluster_untouched(deployed: di
     assert names and not any(n.startswith("planted-") for n in names)
     prod_labelled = d.client.list("v1", "Namespace", selector="kuberay-platform.io/environment=prod")
     assert prod_labelled == []
+
+
+# --- destroy -------------------------------------------------------------------------------------
+
+LEFT_ON_PURPOSE = {
+    "CustomResourceDefinition /rayclusters.ray.io": "CRDs are retained on delete (deleting one deletes its objects)",
+    "CustomResourceDefinition /raycronjobs.ray.io": "(same)",
+    "CustomResourceDefinition /rayjobs.ray.io": "(same)",
+    "CustomResourceDefinition /rayservices.ray.io": "(same)",
+    "Namespace /ray-prod": "prod's workload namespaces are protected: they hold data (claims, Secrets)",
+    "Namespace /ray-research": "(same)",
+    "Namespace /ray-serving": "(same)",
+    "Namespace /ray-training": "(same)",
+    "StatefulSet ray-serving/redis-gcs": "durable GCS state: protected and retained",
+    "Secret ray-serving/redis-gcs-redis-password": "its password: protected and retained",
+}
+
+
+def test_destroy_removes_workloads_and_operator_and_leaves_crds_and_protected_state(
+    deployed: dict[str, Deployed],
+) -> None:
+    d = deployed["prod"]
+    run = d.runs["prod-destroy"]
+    assert run.ok, run.output[-4000:]
+    left = d.left_after_destroy
+    print("left after pulumi destroy (prod):")
+    for item in sorted(left):
+        print(f"  {item}: {LEFT_ON_PURPOSE.get(item, 'NOT EXPECTED')}")
+    assert left == set(LEFT_ON_PURPOSE)
+    # Not labelled by the platform, so not above: the StatefulSet's claim keeps Redis's data (and the
+    # prerequisite claim the stack never owned stays too).
+    assert d.observed["claims-after-destroy"] == ["ray-serving/data-redis-gcs-0", "ray-training/pretrain-checkpoints"]
+
+
+def test_up_after_destroy_succeeds_on_what_was_left(deployed: dict[str, Deployed]) -> None:
+    d = deployed["prod"]
+    run = d.runs["prod-after-destroy"]
+    assert run.ok, run.output[-5000:]
+    last = run.output.rsplit("Previewing update", 1)[1]
+    assert " to create" not in last and " to update" not in last and " to replace" not in last
+    assert d.client.exists("ray.io/v1", "RayService", "qwen-chat", "ray-serving")
+
+
+# --- Kueue quota (mutates staging: last) ---------------------------------------------------------
+
+
+def test_a_second_job_over_the_quota_stays_suspended_until_the_first_is_gone(deployed: dict[str, Deployed]) -> None:
+    """A user submits a second fine-tuning job as large as the ClusterQueue's whole L4 quota (it fits
+    alone, not beside the running one): Kueue keeps it suspended, and admits it once the first is
+    deleted."""
+    d = deployed["staging"]
+    assert d.runs["staging"].ok
+    document = yaml.safe_load(d.document.read_text())
+    platform = document["config"][PLATFORM]
+    (first,) = [j for j in platform["workloads"]["rayJobs"] if j["name"] == "finetune"]
+    (queue,) = [q for q in d.spec.kueue.cluster_queues if q.name == first["queue"]]
+    pool = first["workerGroups"][0]["pool"]
+    gpu_pool = d.spec.workloads.pools[pool]
+    assert isinstance(gpu_pool, GpuPool)
+    hosts = int(str(queue.quotas[pool].resources()["nvidia.com/gpu"].nominal)) // gpu_pool.gpus_per_pod
+    second = {**copy.deepcopy(first), "name": "finetune-2", "elastic": False, "autoscaler": {"enabled": False}}
+    second["workerGroups"][0].update(minReplicas=hosts, maxReplicas=hosts)
+    platform["workloads"]["rayJobs"] = [second]
+    platform["workloads"]["rayClusters"] = []
+    (job,) = [
+        o for o in build_manifests(parse_platform(platform, "staging"), "staging").workloads if o["kind"] == "RayJob"
+    ]
+    d.client.apply(job, manager="kubectl")
+
+    def pending() -> bool:
+        reserved = _condition(_owned_workload(d, "ray-staging", "finetune-2"), "QuotaReserved")
+        return reserved.get("status") == "False" and "insufficient" in reserved.get("message", "")
+
+    wait_until("finetune-2 pending for quota", pending, timeout=60)
+    assert d.client.get("ray.io/v1", "RayJob", "finetune-2", "ray-staging")["spec"]["suspend"] is True
+    assert _condition(_owned_workload(d, "ray-staging", "finetune"), "Admitted").get("status") == "True"
+
+    d.client.delete("ray.io/v1", "RayJob", "finetune", "ray-staging")
+
+    def admitted() -> bool:
+        workload = _owned_workload(d, "ray-staging", "finetune-2")
+        return _condition(workload, "Admitted").get("status") == "True"
+
+    wait_until("finetune-2 admitted once finetune is gone", admitted, timeout=120)
+    # Unsuspended: Kueue writes false, which the API server drops (omitempty).
+    assert d.client.get("ray.io/v1", "RayJob", "finetune-2", "ray-staging")["spec"].get("suspend", False) is False

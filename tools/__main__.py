@@ -93,6 +93,12 @@ def _pulumi_preview(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _new_stack(args: argparse.Namespace) -> int:
+    from tools.new_stack import run
+
+    return run(args.name, args.source, args.environment)
+
+
 def _stack_schema(args: argparse.Namespace) -> int:
     from tools.stack_schema import run
 
@@ -153,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from", dest="mirror", help="a local mirror of the upstream files (else download the pinned URLs)")
     p.add_argument("--check", action="store_true", help="compare with schemas/ instead of writing (exit 1 if stale)")
     p.set_defaults(func=_schemas)
+    p = sub.add_parser("new-stack", help="a new stack file from an existing one (make new-stack)")
+    p.add_argument("--name", required=True, help="the new stack: stacks/Pulumi.<name>.yaml")
+    p.add_argument("--from", dest="source", required=True, help="the stack whose file is the template")
+    p.add_argument("--environment", choices=("dev", "staging", "prod"), help="set platform.environment")
+    p.set_defaults(func=_new_stack)
     p = sub.add_parser("stack-schema", help="generate stacks/stack.schema.json and docs/reference.md from the spec")
     p.add_argument("--check", action="store_true", help="compare instead of writing (exit 1 on drift)")
     p.set_defaults(func=_stack_schema)
@@ -168,7 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("pulumi-preview", help="the real engine: pulumi preview (+ up in render mode) of a stack")
     p.add_argument("--stack", required=True)
     p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
-    p.add_argument("--up", action="store_true", help="then pulumi up --yes and a preview that must show no changes")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--up", action="store_true", help="then pulumi up --yes and a preview that must show no changes")
+    mode.add_argument(
+        "--destroy",
+        action="store_true",
+        help="pulumi destroy --exclude-protected instead (needs --kubeconfig): protected resources stay",
+    )
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument("--kubeconfig", help="run against this cluster instead of rendering to out/<stack>/rendered/")
     p.add_argument("--operator-chart", help="a local kuberay-operator chart archive (air-gapped/offline runs)")

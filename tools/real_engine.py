@@ -7,7 +7,8 @@ with the policy pack, against a local file backend with a passphrase secrets pro
 - in render mode (the default: no kubeconfig given) then ``pulumi up --yes`` with the provider's
   ``renderYamlToDirectory`` set to ``out/<stack>/rendered/``, and a second preview that must show
   no changes;
-- with ``--kubeconfig``, the preview runs against that cluster (``--up`` applies it).
+- with ``--kubeconfig``, the preview runs against that cluster (``--up`` applies it, ``--destroy``
+  runs ``pulumi destroy --exclude-protected``).
 
 The Python language host cannot be built from the modules the Go proxy serves (README, "Real
 engine"), so the program runs through Pulumi's Automation API: the CLI is started with
@@ -195,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
     from tools import toolchain
 
     kubeconfig = Path(args.kubeconfig).resolve() if args.kubeconfig else None
+    if args.destroy and kubeconfig is None:
+        raise ConfigError(["--destroy needs --kubeconfig (render mode has nothing to destroy)"])
     source = Path(args.stack_file).resolve() if args.stack_file else committed_stack_file(args.stack)
     paths = RunPaths(
         args.stack,
@@ -244,6 +247,12 @@ def run(args: argparse.Namespace) -> int:
 
     step = "preview"
     try:
+        if args.destroy:
+            # Protected resources (prod's durable GCS state) and what they depend on stay; the CRDs are
+            # retained on delete by the program itself.
+            step = "destroy --exclude-protected"
+            stack.destroy(on_output=out, exclude_protected=True)
+            return 0
         stack.preview(on_output=out, policy_packs=packs, policy_pack_configs=pack_configs)
         if args.up:
             step = "up"
