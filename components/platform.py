@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from components.certificates import CertManager
+from components.gitops import GitOpsOperator
 from components.kueue import KueueInstall, KueueQueues, KueueQueuesArgs
 from components.manifests.platform import PlatformManifests
 from components.monitoring import PrometheusStack, RayMonitoring
@@ -182,6 +183,12 @@ class KubeRayPlatform(pulumi.ComponentResource):
             )
             if manifests.monitoring
             else None
+        )
+        # GitOps pull mode: independent of the platform's own objects (its Stacks deploy other stacks).
+        self.gitops = (
+            [GitOpsOperator(f"{name}-gitops", manifests.gitops, opts=pulumi.ResourceOptions(parent=self))]
+            if manifests.gitops is not None
+            else []
         )
         self.feature_gates = {g["name"]: g["enabled"] for g in manifests.operator_values["featureGates"]}
         self.register_outputs(

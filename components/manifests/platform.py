@@ -18,6 +18,7 @@ from components.manifests.common import metadata
 from components.manifests.dashboards import dashboard_config_maps
 from components.manifests.feature_gates import required_gates, resolve_gates
 from components.manifests.gateway import serving_gateway
+from components.manifests.gitops import GitOpsManifests, gitops
 from components.manifests.kueue import kueue_objects
 from components.manifests.kueue_install import KueueInstallManifests, kueue_install
 from components.manifests.lifecycle import with_lifecycle_annotations
@@ -73,6 +74,8 @@ class PlatformManifests:
     """Kueue ResourceFlavors, WorkloadPriorityClasses, ClusterQueues and LocalQueues, in creation order."""
     kueue_install: KueueInstallManifests | None = None
     """Kueue itself, when the stack installs it (``kueue.install``)."""
+    gitops: GitOpsManifests | None = None
+    """The Pulumi Kubernetes Operator and its Stacks (``platform.gitops``)."""
     teams: list[dict[str, Any]] = field(default_factory=list)
     """LimitRanges, ResourceQuotas, Roles and RoleBindings of the team namespaces (``platform.teams``)."""
     monitoring: list[dict[str, Any]] = field(default_factory=list)
@@ -292,6 +295,7 @@ def build_manifests(spec: PlatformSpec, source: str) -> PlatformManifests:
         monitoring=monitoring_objects(spec, workloads),
         teams=[obj for name, team in spec.teams.items() for obj in team_objects(name, team, env)],
         kueue_install=(kueue_install(spec.kueue.install, env, kube) if spec.kueue.install is not None else None),
+        gitops=gitops(spec.gitops, env, kube) if spec.gitops is not None else None,
         network_policies=network_objects(spec, workloads, redis),
         shared_volumes=nfs_volumes([w for _, w in spec.workloads.all()], env),
         token_secrets=[

@@ -22,6 +22,7 @@ from components.spec.base import (
     Quantity,
 )
 from components.spec.certificates import CertManagerSpec
+from components.spec.gitops import GitOpsSpec
 from components.spec.kueue import RAY_FRAMEWORKS, ClusterQueueSpec, KueueSpec
 from components.spec.monitoring import HistoryServerSpec, MonitoringSpec
 from components.spec.network import PlatformNetworkSpec
@@ -141,6 +142,9 @@ class PlatformSpec(Model):
     network_policies: PlatformNetworkSpec | None = None
     """Default-deny NetworkPolicies in every namespace that runs Ray, with what the platform needs
     allowed back in (``components.spec.network``)."""
+    gitops: GitOpsSpec | None = None
+    """GitOps pull mode: the Pulumi Kubernetes Operator and one Stack object per environment it keeps
+    in sync with this repository (``components.spec.gitops``), for a management cluster's stack."""
 
     @property
     def namespaces_protected(self) -> bool:
@@ -212,6 +216,7 @@ def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     problems += auth_checks(spec)
     problems += kueue_checks(spec)
     problems += batch_scheduler_checks(spec)
+    problems += gitops_checks(spec)
     owners: dict[str, str] = {}
     for name, team in spec.teams.items():
         namespace = team.namespace or name
@@ -388,6 +393,29 @@ def network_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
                     "networkPolicies.serveFrom",
                     f"{path} serves, but no namespace may reach it on 8000; name the ingress or Gateway "
                     f"namespace (here or under namespaces.{w.namespace})",
+                )
+            )
+    return problems
+
+
+def gitops_checks(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """The Secrets the Stack objects read must be declared, like every Secret the stack does not create."""
+    if spec.gitops is None:
+        return []
+    declared = {(s.namespace, s.name, key) for s in spec.prerequisites.secrets for key in s.keys}
+    declared_any = {(s.namespace, s.name) for s in spec.prerequisites.secrets if not s.keys}
+    problems = []
+    refs = [("accessToken", spec.gitops.access_token), ("gitToken", spec.gitops.git_token)]
+    refs += [(f"backendCredentials[{i}]", ref) for i, ref in enumerate(spec.gitops.backend_credentials)]
+    for where, ref in refs:
+        if ref is None:
+            continue
+        ns = spec.gitops.namespace
+        if (ns, ref.name, ref.key) not in declared and (ns, ref.name) not in declared_any:
+            problems.append(
+                (
+                    f"gitops.{where}",
+                    f"Secret {ns}/{ref.name} (key {ref.key}) is not declared: add it to prerequisites.secrets",
                 )
             )
     return problems

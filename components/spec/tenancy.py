@@ -52,8 +52,9 @@ class TeamSpec(Model):
     namespace, read its pods, logs and events, and port-forward to its heads."""
     own_operator: bool = False
     """The team runs its own KubeRay operator in its namespace (the chart's single-namespace mode:
-    a Role, not a ClusterRole; the platform's CRDs and feature gates), e.g. to take operator upgrades
-    on its own schedule. The platform's operator must then watch a list of namespaces without it."""
+    a Role, not a ClusterRole; the platform's CRDs, feature gates, chart version and image), so a
+    failure or restart of one operator does not stall the other's workloads. The platform's operator
+    must then watch a list of namespaces without it."""
     trusted: bool = True
     """``false`` for a tenant whose code the platform does not trust (another business unit, an
     external partner): its namespace must be policed (``networkPolicies``) and every Ray cluster there
