@@ -575,10 +575,10 @@ def test_a_second_job_over_the_quota_stays_suspended_until_the_first_is_gone(dep
 
     d.client.delete("ray.io/v1", "RayJob", "finetune", "ray-staging")
 
-    def admitted() -> bool:
+    def admitted_and_started() -> bool:
         workload = _owned_workload(d, "ray-staging", "finetune-2")
-        return _condition(workload, "Admitted").get("status") == "True"
+        job = d.client.get("ray.io/v1", "RayJob", "finetune-2", "ray-staging")
+        # Kueue admits the Workload, then unsuspends the job (it writes false, which omitempty drops).
+        return _condition(workload, "Admitted").get("status") == "True" and not job["spec"].get("suspend", False)
 
-    wait_until("finetune-2 admitted once finetune is gone", admitted, timeout=120)
-    # Unsuspended: Kueue writes false, which the API server drops (omitempty).
-    assert d.client.get("ray.io/v1", "RayJob", "finetune-2", "ray-staging")["spec"].get("suspend", False) is False
+    wait_until("finetune-2 admitted and unsuspended once finetune is gone", admitted_and_started, timeout=120)
