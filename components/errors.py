@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters (a newline in a key the user wrote) escaped: one line stays one."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 class ConfigError(Exception):
     """A mistake in a stack file or in lint input: one line per problem, no traceback.
@@ -11,5 +20,5 @@ class ConfigError(Exception):
     """
 
     def __init__(self, lines: list[str]) -> None:
-        self.lines = list(lines)
+        self.lines = [one_line(line) for line in lines]
         super().__init__("\n".join(self.lines))

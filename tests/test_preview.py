@@ -44,7 +44,18 @@ def test_every_written_manifest_passes_strict_validation(
         assert len(docs) == 1, path  # one object per file
         assert validator.validate(docs[0]) == [], path
         kinds.append(docs[0]["kind"])
-    assert kinds == ["Namespace", "Namespace", "RayCluster", "RayCronJob"]
+    # Namespaces first, then by kind: the operator's and the two teams' namespaces, each team's
+    # LimitRange, ResourceQuota, Role and RoleBinding, a RayCluster per team and the nightly RayCronJob.
+    assert (
+        kinds
+        == ["Namespace"] * 3
+        + ["LimitRange"] * 2
+        + ["RayCluster"] * 2
+        + ["RayCronJob"]
+        + ["ResourceQuota"] * 2
+        + ["Role"] * 2
+        + ["RoleBinding"] * 2
+    )
 
 
 def test_plan_json_has_the_promised_shape(dev_preview: tuple[subprocess.CompletedProcess[str], Path]) -> None:
@@ -110,7 +121,8 @@ def test_other_crds_take_precedence_and_the_summary_names_them(tmp_path: Path) -
         "('enableInTreeAutoscaling' was unexpected)" in proc.stderr
     )
     summary = (tmp_path / "out" / "dev" / "summary.md").read_text()
-    assert "blocked: 1 schema error(s)" in summary  # the RayCronJob still validates against the project's schema
+    # One error per RayCluster (two teams); the RayCronJob still validates against the project's schema.
+    assert "blocked: 2 schema error(s)" in summary
     assert f"- overridden from `{tmp_path / 'crds'}` (--crds / $KUBERAY_PLATFORM_CRDS): ray.io/RayCluster" in summary
     plan = json.loads((tmp_path / "out" / "dev" / "plan.json").read_text())
     assert any("KubeRay 1.7.0" in line for line in plan["schemas"])
@@ -146,7 +158,9 @@ def test_a_mandatory_violation_fails_the_preview(tmp_path: Path, monkeypatch: py
     result = run_preview("dev", stack_path=path)
     # A dev stack promoted to prod also lacks prod's NetworkPolicies.
     assert sorted((v.policy, v.enforcement) for v in result.violations) == [
+        ("head-runs-tasks", "mandatory"),  # one per team's RayCluster
         ("head-runs-tasks", "mandatory"),
+        ("namespace-default-deny", "mandatory"),  # one per Ray namespace
         ("namespace-default-deny", "mandatory"),
     ]
     assert result.exit_code == 1

@@ -98,7 +98,7 @@ def test_the_environments_page_is_read_from_the_stacks() -> None:
     from tools.stack_schema import ENVIRONMENTS_FILE, _choices
 
     text = ENVIRONMENTS_FILE.read_text()
-    assert "| teams | - | - | training (own operator), research (untrusted) |" in text
+    assert "| teams | platform, research | - | training (own operator), research (untrusted) |" in text
     platform = copy.deepcopy(PROD["config"]["kuberay-platform:platform"])
     platform["teams"]["research"]["trusted"] = True
     platform["workloads"]["rayJobs"][1]["mtls"] = False
