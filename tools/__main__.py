@@ -12,7 +12,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from components.errors import ConfigError
+from components.errors import ConfigError, one_line
 from components.spec.platform import DEFAULT_KUBERNETES_VERSION
 from policies.rules.base import ENVIRONMENTS
 
@@ -47,9 +47,9 @@ def _preview(args: argparse.Namespace) -> int:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    from tools.lint import lint, render
+    from tools.lint import lint_files, render
 
-    findings = lint(
+    findings, problems = lint_files(
         args.files,
         args.env,
         args.policy_config,
@@ -59,6 +59,10 @@ def _lint(args: argparse.Namespace) -> int:
     text = render(findings, args.format)
     if text:
         print(text)
+    for line in problems:
+        print(one_line(line), file=sys.stderr)
+    if problems:
+        return EXIT_CONFIG
     return EXIT_FINDINGS if any(v.enforcement == "mandatory" for _, v in findings) else EXIT_OK
 
 

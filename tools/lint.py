@@ -7,7 +7,8 @@ project's pinned schemas, or ``--crds``): each schema error is a mandatory findi
 it was not validated. Then the policy rules judge all objects together.
 Findings print as ``path: Kind/name: rule-name: message`` (or JSON with ``--format json``).
 Exit codes (of ``python -m tools lint``): 0 no mandatory violation, 1 mandatory violations,
-2 unreadable input.
+2 input that cannot be linted (unreadable, not YAML, not Kubernetes objects, over 10 MiB, alias
+bombs): one line per such file on stderr, and the other files are still linted.
 """
 
 from __future__ import annotations
@@ -52,12 +53,73 @@ def expand(paths: list[str]) -> list[Path]:
     return files
 
 
-def load_objects(files: list[Path]) -> list[Located]:
+MAX_FILE_BYTES = 10 * 2**20
+"""Bigger files are refused unread: PyYAML holds a document's whole tree (tens of times the text)."""
+MAX_EXPANDED_NODES = 1_000_000
+"""Documents whose aliases expand beyond this many nodes are refused (an alias bomb: nine nested
+aliases of nine each are 387 million nodes for anything that walks the tree)."""
+
+
+MAX_DEPTH = 100
+"""Deeper documents are refused: Kubernetes objects nest a few dozen levels at most, and the schema
+validator and the rules walk trees recursively."""
+
+
+def _shape(text: str) -> tuple[int, int]:
+    """(nodes with every alias expanded, deepest nesting) of a YAML stream, from the parser's events
+    without building the tree; stops early once either is past its limit."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    sizes: dict[str, int] = {}
+    open_nodes: list[list[Any]] = []  # [anchor, expanded size] of each open sequence or mapping
+    total = deepest = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            open_nodes.append([event.anchor, 1])
+            deepest = max(deepest, len(open_nodes))
+            if deepest > MAX_DEPTH:
+                break
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor, size = open_nodes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, size = None, sizes.get(event.anchor or "", 1)
+        else:
+            continue
+        if anchor:
+            sizes[anchor] = size
+        if open_nodes:
+            open_nodes[-1][1] += size
+        else:
+            total += size
+        if total > MAX_EXPANDED_NODES or (open_nodes and open_nodes[-1][1] > MAX_EXPANDED_NODES):
+            return MAX_EXPANDED_NODES + 1, deepest
+    return total, deepest
+
+
+def read_objects(files: list[Path]) -> tuple[list[Located], list[str]]:
+    """Every object of ``files``, and one line per file (or document) that cannot be linted: the
+    other files are still read and linted."""
     found: list[Located] = []
     problems = []
     for path in files:
         try:
-            docs = list(yaml_load_all(path.read_text()))
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                problems.append(f"{path}: {size / 2**20:.0f} MiB is over the lint limit of 10 MiB; split it")
+                continue
+            text = path.read_text()
+            nodes, depth = _shape(text)
+            if nodes > MAX_EXPANDED_NODES:
+                problems.append(
+                    f"{path}: its YAML aliases expand to over {MAX_EXPANDED_NODES:,} nodes (an alias bomb): refused"
+                )
+                continue
+            if depth > MAX_DEPTH:
+                problems.append(f"{path}: nested over {MAX_DEPTH} levels deep: refused (not a Kubernetes object)")
+                continue
+            docs = list(yaml_load_all(text))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -66,7 +128,24 @@ def load_objects(files: list[Path]) -> list[Located]:
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(f"{path}: cannot read: {exc}")
             continue
-        found += [Located(str(path), obj) for obj in _objects(docs)]
+        except RecursionError:
+            problems.append(f"{path}: nested too deeply to read")
+            continue
+        for number, doc in enumerate(docs, start=1):
+            if doc is None:  # an empty document (or file): nothing to lint
+                continue
+            if not isinstance(doc, Mapping):
+                problems.append(f"{path}: document {number}: not a Kubernetes object (a YAML {type(doc).__name__})")
+            elif "kind" not in doc:
+                problems.append(f"{path}: document {number}: no kind (not a Kubernetes object)")
+            else:
+                found += [Located(str(path), obj) for obj in _objects([doc])]
+    return found, problems
+
+
+def load_objects(files: list[Path]) -> list[Located]:
+    """Every object of ``files``; ConfigError naming each file that cannot be linted."""
+    found, problems = read_objects(files)
     if problems:
         raise ConfigError(problems)
     return found
@@ -91,9 +170,24 @@ def lint(
 ) -> list[tuple[str, Violation]]:
     """Findings over every object of ``paths``: schema findings per object, then the rules judging
     all objects together (stack rules see all of them), with the levels of ``policy_config``
-    (default ``policies/config/<env>.json``). Ordered by file and object."""
+    (default ``policies/config/<env>.json``). Ordered by file and object. ConfigError when a file
+    cannot be linted (``lint_files`` reports those beside the findings of the others)."""
+    findings, problems = lint_files(paths, environment, policy_config, kubernetes_version, crd_dir)
+    if problems:
+        raise ConfigError(problems)
+    return findings
+
+
+def lint_files(
+    paths: list[str],
+    environment: str,
+    policy_config: str | None = None,
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+    crd_dir: Path | None = None,
+) -> tuple[list[tuple[str, Violation]], list[str]]:
+    """(findings over every object that could be read, one line per file that could not)."""
     config = resolve(policy_config, environment)
-    located = load_objects(expand(paths))
+    located, problems = read_objects(expand(paths))
     try:
         validator = Validator(kubernetes_version, crd_dir)
     except ValueError as exc:  # a version kubernetes-validate has no schemas for
@@ -105,7 +199,7 @@ def lint(
     resources = [(resource_type(item.obj), item.obj) for item in located]
     found += evaluate_resources(resources, RuleContext(environment=environment), config)
     found.sort(key=lambda pair: pair[0])  # stable: an object's schema findings come before its rules'
-    return [(located[i].path, v) for i, v in found]
+    return [(located[i].path, v) for i, v in found], problems
 
 
 def schema_findings(
