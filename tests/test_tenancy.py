@@ -59,6 +59,9 @@ def test_a_team_gets_its_quota_defaults_and_role() -> None:
         "pods": "10",
         "count/rayclusters.ray.io": "2",
     }
+    # Pulumi waits until the quota controller has computed it: before that, the API server refuses
+    # every object the quota counts (found on the local control plane, make e2e).
+    assert objs["ResourceQuota"]["metadata"]["annotations"] == {"pulumi.com/waitFor": "jsonpath={.status.hard}"}
     (limits,) = objs["LimitRange"]["spec"]["limits"]
     assert limits["default"] == limits["defaultRequest"] == {"cpu": "500m", "memory": "512Mi"}
     rules = objs["Role"]["rules"]

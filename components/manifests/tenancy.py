@@ -63,7 +63,15 @@ def team_objects(name: str, team: TeamSpec, environment: str) -> list[dict[str, 
             {
                 "apiVersion": "v1",
                 "kind": "ResourceQuota",
-                "metadata": {"name": "team-quota", "namespace": namespace, "labels": labels},
+                # Until the quota controller has computed the quota's status, the API server refuses
+                # every object it counts ("status unknown for quota"): the workloads created right
+                # after a new team's quota failed so on the local control plane. Pulumi waits for it.
+                "metadata": {
+                    "name": "team-quota",
+                    "namespace": namespace,
+                    "labels": labels,
+                    "annotations": {"pulumi.com/waitFor": "jsonpath={.status.hard}"},
+                },
                 "spec": {"hard": hard},
             }
         )
