@@ -3,6 +3,8 @@ team's workloads fit its quota at their largest."""
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,6 +47,19 @@ def quota_hard(team: TeamSpec) -> dict[str, str]:
     return hard
 
 
+WAIT_FOR = "pulumi.com/waitFor"
+
+
+def quota_wait(hard: dict[str, str]) -> str:
+    """Pulumi waits until the quota controller reports usage of every resource the quota limits.
+    Until then the API server refuses every object the quota counts ("status unknown for quota"),
+    and for a CRD's ``count/...`` that lasts until the controller's next discovery (up to 30 s):
+    dev's team RayClusters, created right after their quotas, failed so on the local control plane."""
+    # RFC 9535 bracket notation (the provider's JSONPath): resource names hold dots and slashes.
+    paths = [f"jsonpath={{.status.used['{key}']}}" for key in sorted(hard)]
+    return json.dumps(paths)
+
+
 def team_objects(name: str, team: TeamSpec, environment: str) -> list[dict[str, Any]]:
     namespace = team.namespace or name
     labels = _labels(name, environment)
@@ -63,14 +78,11 @@ def team_objects(name: str, team: TeamSpec, environment: str) -> list[dict[str, 
             {
                 "apiVersion": "v1",
                 "kind": "ResourceQuota",
-                # Until the quota controller has computed the quota's status, the API server refuses
-                # every object it counts ("status unknown for quota"): the workloads created right
-                # after a new team's quota failed so on the local control plane. Pulumi waits for it.
                 "metadata": {
                     "name": "team-quota",
                     "namespace": namespace,
                     "labels": labels,
-                    "annotations": {"pulumi.com/waitFor": "jsonpath={.status.hard}"},
+                    "annotations": {WAIT_FOR: quota_wait(hard)},
                 },
                 "spec": {"hard": hard},
             }
