@@ -4,7 +4,6 @@ team's workloads fit its quota at their largest."""
 from __future__ import annotations
 
 import json
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
