@@ -31,6 +31,7 @@ from components.spec import parse_platform
 from components.spec.platform import PlatformSpec
 from components.spec.workloads import GpuPool
 from tests.conftest import REPO, SHARED, UPSTREAM_CRDS, needs_shared
+from tests.test_real_engine import _planted_head_runs_tasks
 from tools import toolchain
 from tools.e2e import LocalCluster, e2e_document, local_cluster
 from tools.kube import Client, wait_until
@@ -107,23 +108,6 @@ def _engine_args(stack: str, document: Path, cluster: LocalCluster, base: Path) 
     for key, (variable, _) in SECRETS.get(stack, {}).items():
         args += ["--secret-from-env", f"{key}={variable}"]
     return args
-
-
-def _planted(document: Path, extra: list[str]) -> list[str]:
-    """The program with the RayCluster head given Ray tasks (mandatory ``head-runs-tasks`` in prod)."""
-    code = (
-        "import sys\n"
-        "import components.manifests.platform as platform\n"
-        "original = platform.ray_cluster\n"
-        "def planted(*args, **kwargs):\n"
-        "    obj = original(*args, **kwargs)\n"
-        "    obj['spec']['headGroupSpec']['rayStartParams'].pop('num-cpus')\n"
-        "    return obj\n"
-        "platform.ray_cluster = planted\n"
-        "from tools.__main__ import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
-    )
-    return ["-c", code, *extra]
 
 
 def _run_all(plan: list[tuple[Run, Path]]) -> None:
@@ -216,9 +200,9 @@ def deployed(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRe
         for cluster_spec in dev["config"][PLATFORM]["workloads"].get("rayClusters", []):
             cluster_spec["name"] = f"planted-{cluster_spec['name']}"
         planted_doc = _write(base / "planted" / "stack.yaml", dev)
-        planted = Run(
-            "planted", _planted(planted_doc, _engine_args("planted", planted_doc, out["dev"].cluster, base / "planted"))
-        )
+        args = _engine_args("planted", planted_doc, out["dev"].cluster, base / "planted")
+        args = [a for a in args[1:] if a not in ("--stack-file", str(planted_doc))]  # the plant names the file
+        planted = Run("planted", _planted_head_runs_tasks(planted_doc, args))
         plan.append((planted, base / "planted.log"))
         _run_all(plan)
         for run, _ in plan:

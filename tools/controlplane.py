@@ -48,7 +48,7 @@ def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) 
     path.chmod(0o600)
 
 
-def _certificate(
+def certificate(
     subject: x509.Name,
     key: ec.EllipticCurvePrivateKey,
     issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None,
@@ -76,7 +76,7 @@ def _certificate(
     return builder.sign(issuer_key, hashes.SHA256())
 
 
-def _pem(cert: x509.Certificate) -> bytes:
+def pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
@@ -97,7 +97,7 @@ def make_certificates(directory: Path) -> Certificates:
     directory.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kuberay-platform e2e CA")])
-    ca = _certificate(ca_name, ca_key, None, ca=True)
+    ca = certificate(ca_name, ca_key, None, ca=True)
     serving_key = ec.generate_private_key(ec.SECP256R1())
     first_service_ip = ipaddress.IPv4Network(SERVICE_CIDR)[1]
     sans: list[x509.GeneralName] = [
@@ -107,7 +107,7 @@ def make_certificates(directory: Path) -> Certificates:
         x509.IPAddress(ipaddress.IPv4Address("127.0.0.1")),
         x509.IPAddress(first_service_ip),
     ]
-    serving = _certificate(
+    serving = certificate(
         x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
         serving_key,
         (ca_name, ca_key),
@@ -120,7 +120,7 @@ def make_certificates(directory: Path) -> Certificates:
             x509.NameAttribute(NameOID.COMMON_NAME, "kuberay-platform-e2e-admin"),
         ]
     )
-    client = _certificate(client_name, client_key, (ca_name, ca_key), client=True)
+    client = certificate(client_name, client_key, (ca_name, ca_key), client=True)
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     certs = Certificates(
         ca=directory / "ca.crt",
@@ -131,10 +131,10 @@ def make_certificates(directory: Path) -> Certificates:
         sa_public=directory / "sa.pub",
         sa_private=directory / "sa.key",
     )
-    certs.ca.write_bytes(_pem(ca))
-    certs.serving_cert.write_bytes(_pem(serving))
+    certs.ca.write_bytes(pem(ca))
+    certs.serving_cert.write_bytes(pem(serving))
     _write_key(certs.serving_key, serving_key)
-    certs.client_cert.write_bytes(_pem(client))
+    certs.client_cert.write_bytes(pem(client))
     _write_key(certs.client_key, client_key)
     certs.sa_public.write_bytes(
         sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)

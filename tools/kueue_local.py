@@ -22,7 +22,6 @@ differs from the chart's pod:
 from __future__ import annotations
 
 import copy
-import datetime
 import ipaddress
 import os
 from collections.abc import Mapping
@@ -31,12 +30,13 @@ from typing import Any
 
 import yaml
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from components.manifests.kueue_install import kueue_configuration
 from components.spec.kueue import KueueInstallSpec
+from tools.controlplane import certificate, pem
 
 NAMESPACE = "kueue-system"
 METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
@@ -52,37 +52,13 @@ WEBHOOK_NAMES = {
 def serving_certificate(directory: Path) -> bytes:
     """A CA and a 127.0.0.1 serving certificate in ``directory`` (tls.crt, tls.key); returns the CA PEM."""
     directory.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kuberay-platform e2e Kueue CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca = certificate(ca_name, ca_key, None, ca=True)
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.IPv4Address("127.0.0.1")), x509.DNSName("localhost")]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
+    sans: list[x509.GeneralName] = [x509.IPAddress(ipaddress.IPv4Address("127.0.0.1")), x509.DNSName("localhost")]
+    cert = certificate(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]), key, (ca_name, ca_key), sans=sans
     )
     key_pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
@@ -90,13 +66,13 @@ def serving_certificate(directory: Path) -> bytes:
     # Written aside and renamed: parallel e2e runs share the fixed metrics directory.
     for name, data, mode in (
         ("tls.key", key_pem, 0o600),
-        ("tls.crt", cert.public_bytes(serialization.Encoding.PEM), 0o644),
+        ("tls.crt", pem(cert), 0o644),
     ):
         partial = directory / f".{name}.{os.getpid()}"
         partial.write_bytes(data)
         partial.chmod(mode)
         partial.replace(directory / name)
-    return ca.public_bytes(serialization.Encoding.PEM)
+    return pem(ca)
 
 
 def configuration(spec: KueueInstallSpec, cert_dir: Path, ports: Mapping[str, int]) -> dict[str, Any]:
