@@ -19,6 +19,7 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks, rpc
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.sync_await import _ensure_event_loop
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -48,8 +49,9 @@ class RecordedResource:
 
 
 def _options(request: Any) -> dict[str, Any]:
-    """protect, retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, provider,
-    customTimeouts of a RegisterResource request, where set."""
+    """protect, retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, aliases (as
+    the full URNs the engine matches, parents' aliases inherited), provider, customTimeouts of a
+    RegisterResource request, where set."""
     options: dict[str, Any] = {}
     for key in ("protect", "retainOnDelete", "deleteBeforeReplace"):
         if getattr(request, key):
@@ -57,6 +59,8 @@ def _options(request: Any) -> dict[str, Any]:
     for key in ("ignoreChanges", "replaceOnChanges"):
         if list(getattr(request, key)):
             options[key] = sorted(getattr(request, key))
+    if list(request.aliasURNs):
+        options["aliases"] = sorted(set(request.aliasURNs))
     if request.provider:
         options["provider"] = request.provider.split("::")[3]
     timeouts = {k: v for k in ("create", "update", "delete") if (v := getattr(request.customTimeouts, k))}
@@ -100,6 +104,28 @@ class _RecordingMonitor(mocks.MockMonitor):
         self.recorded: list[RecordedResource] = []
         self._lock = threading.Lock()
         super().__init__(_Mocks())
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives (``urn.New``): the parent's whole qualified type, the root Stack
+        left out. The SDK's mock keeps only the parent's last type, which no state would hold, and
+        which the aliases the SDK computes from a parent's URN would not match."""
+        if parent:
+            qualified = parent.split("::")[2]
+            if qualified != "pulumi:pulumi:Stack":
+                type_ = f"{qualified}${type_}"
+        return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_}::{name}"
+
+    # Without alias specs the SDK itself turns every alias (and those its parents pass down) into the
+    # full URN the engine would match against the state: recorded as the ``aliases`` option.
+    def SupportsFeature(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        if request.id == "aliasSpecs":
+            return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
+        return super().SupportsFeature(request)  # type: ignore[no-untyped-call]
+
+    def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
+        features = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS]
+        return resource_pb2.DeploymentInfo(supportedFeatures=features)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
