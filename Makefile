@@ -1,6 +1,7 @@
 # kuberay-platform: every target sets up (or refreshes) .venv itself, from the locked requirements.
 #   make preview STACK=dev                    offline preview -> out/<stack>/          (checks group + nca)
 #        [STACK_FILE=examples/Pulumi.multikueue.yaml: preview that file as stack STACK]
+#        [BASELINE=<base>/out/<stack>/plan.json: list and judge the stateful resources the change deletes or replaces]
 #   make lint ENV=prod FILES="a.yaml dir/"    policy rules over any Ray YAML [FORMAT=json] (checks group)
 #   make test                                 static checks + every test                (dev group)
 #   make schemas [FROM=../shared/crds]        refresh schemas/ from schemas/pins.yaml   (dev group)
@@ -37,6 +38,7 @@ PIP_COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --stri
 POLICY_VENV := policies/venv
 LOCK_ARGS ?=
 STACK ?= dev
+BASELINE ?=
 ENV ?= prod
 FORMAT ?= text
 FILES ?=
@@ -99,7 +101,8 @@ $(NCA_STAMP): $(NCA_LOCK)
 nca-venv: $(NCA_STAMP)
 
 preview: $(CHECKS_STAMP) $(NCA_STAMP)
-	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(STACK_FILE),--stack-file $(STACK_FILE))
+	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(STACK_FILE),--stack-file $(STACK_FILE)) \
+		$(if $(BASELINE),--baseline $(BASELINE))
 
 lint: $(CHECKS_STAMP)
 	@if [ -z "$(FILES)" ]; then echo 'usage: make lint ENV=<dev|staging|prod> FILES="<files or folders>" [FORMAT=json]' >&2; exit 2; fi

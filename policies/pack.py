@@ -55,9 +55,9 @@ def _schema(rule: Rule) -> PolicyConfigSchema:
     return PolicyConfigSchema(properties=properties)
 
 
-def _context(config: Mapping[str, Any]) -> RuleContext:
+def _context(config: Mapping[str, Any], urns: Sequence[str] = ()) -> RuleContext:
     env = str(config.get("environment", DEFAULT_ENVIRONMENT))
-    return RuleContext(environment=env, options={k: v for k, v in config.items() if k != "environment"})
+    return RuleContext(environment=env, options={k: v for k, v in config.items() if k != "environment"}, urns=urns)
 
 
 def _resource_policy(rule: ResourceRule) -> ResourceValidationPolicy:
@@ -80,8 +80,9 @@ def _resource_policy(rule: ResourceRule) -> ResourceValidationPolicy:
 def _stack_policy(rule: StackRule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [(r.resource_type, r.props) for r in args.resources]
-        for index, message in rule.check(resources, _context(args.get_config())):
-            report_violation(message, args.resources[index].urn)
+        urns = [r.urn for r in args.resources]
+        for subject, message in rule.check(resources, _context(args.get_config(), urns)):
+            report_violation(message, args.resources[subject].urn if isinstance(subject, int) else None)
 
     return StackValidationPolicy(
         name=rule.name,

@@ -232,6 +232,11 @@ def test_the_rendered_objects_are_the_offline_previews_manifests(
             assert {f: actual[k].get(f) for f in ("metadata", "type")} == {f: doc.get(f) for f in ("metadata", "type")}
             continue
         assert actual[k] == doc, f"{k} differs between the offline preview and the real engine"
+    # Same URNs: the offline plan is what a baseline for stateful-resources-kept is read from.
+    plan = json.loads((tmp_path / stack / "plan.json").read_text())["resources"]
+    urns = {r["urn"] for r in state(engine_base, stack)["checkpoint"]["latest"]["resources"]}
+    missing = [r["urn"] for r in plan if r["urn"] not in urns]
+    assert len(plan) > 20 and missing == [], missing[:5]
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -31,6 +31,7 @@ def _preview(args: argparse.Namespace) -> int:
         crd_dir=Path(args.crds) if args.crds else None,
         stack_path=Path(args.stack_file) if args.stack_file else None,
         policy_config=args.policy_config,
+        baseline=Path(args.baseline) if args.baseline else None,
     )
     out_dir = Path(args.out) / args.stack
     write_outputs(result, out_dir)
@@ -143,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stack-file", help="read this file instead of stacks/Pulumi.<stack>.yaml")
     p.add_argument("--policy-config", help=POLICY_CONFIG_HELP)
     p.add_argument("--crds", help=CRDS_HELP)
+    p.add_argument(
+        "--baseline",
+        help="the previous version's plan.json (or its out/<stack> folder): list and judge the stateful "
+        "resources this version deletes, replaces or renames",
+    )
     p.set_defaults(func=_preview)
     p = sub.add_parser("lint", help="run the policy rules over YAML files or folders")
     p.add_argument("--env", choices=ENVIRONMENTS, default="prod")

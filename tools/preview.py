@@ -26,8 +26,10 @@ from components.spec import CONFIG_KEY, CpuPool, GpuPool, PlatformSpec, RayJobSp
 from components.spec.chart import archive_chart
 from components.spec.monitoring import MonitoringSpec
 from components.stack_config import PROJECT, StackConfigError, required_secret_config, stack_file
-from policies.rules.base import RuleContext, Violation, as_object
+from policies.rules.base import Resource, RuleContext, Violation, as_object
 from policies.rules.engine import evaluate_resources
+from policies.rules.stateful_resources_kept import RULE_NAME as STATEFUL_RULE
+from policies.rules.stateful_resources_kept import StatefulChange, baseline_entries, stateful_changes
 from tools.chart_values import unknown_keys
 from tools.connectivity import NCA_ENV, analyze, nca_command, ray_namespaces, report
 from tools.engine import SECRET_PLACEHOLDER, RecordedResource, run_program
@@ -53,6 +55,10 @@ class PreviewResult:
     """Config secrets the spec needs that the stack file does not set (a placeholder stood in)."""
     connectivity: list[str] | None = None
     """Who may talk to whom under the stack's NetworkPolicies (``tools.connectivity``), or None."""
+    baseline_size: int | None = None
+    """How many stateful resources the baseline had (None: no baseline given)."""
+    stateful_changes: list[StatefulChange] = field(default_factory=list)
+    """What this version deletes, replaces or renames of the baseline's stateful resources."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -84,8 +90,11 @@ def run_preview(
     crd_dir: Path | None = None,
     stack_path: Path | None = None,
     policy_config: str | None = None,
+    baseline: Path | None = None,
 ) -> PreviewResult:
-    """Preview ``stack`` from ``stacks/Pulumi.<stack>.yaml`` (or ``stack_path``, e.g. a proposed change)."""
+    """Preview ``stack`` from ``stacks/Pulumi.<stack>.yaml`` (or ``stack_path``, e.g. a proposed change);
+    with ``baseline`` (the previous version's ``plan.json``), judge what it deletes or replaces."""
+    entries = read_baseline(baseline) if baseline is not None else None
     source = stack_file(stack)
     if stack_path is not None:
         source = str(stack_path)
@@ -128,12 +137,39 @@ def run_preview(
         if res.type == CHART_TYPE:
             result.schema_errors += check_chart_values(res, validator.store)
     config = resolve(policy_config, spec.environment)
-    found = evaluate_resources(
-        [(r.type, r.inputs) for r in resources], RuleContext(environment=spec.environment), config
+    judged: list[Resource] = [(r.type, r.inputs) for r in resources]
+    ctx = RuleContext(
+        environment=spec.environment,
+        urns=[r.urn for r in resources],
+        aliases={r.urn: r.options.get("aliases", []) for r in resources},
     )
+    if entries is not None:
+        options = {"baseline": entries, "acknowledged": spec.acknowledge_destructive_changes}
+        config = {**config, STATEFUL_RULE: {**config.get(STATEFUL_RULE, {}), **options}}
+        result.baseline_size = len(entries)
+        result.stateful_changes = stateful_changes(
+            judged, RuleContext(spec.environment, options, ctx.urns, ctx.aliases)
+        )
+    found = evaluate_resources(judged, ctx, config)
     result.violations = [v for _, v in found]
     result.connectivity = connectivity_lines(manifests)
     return result
+
+
+def read_baseline(path: Path) -> list[dict[str, Any]]:
+    """The stateful resources of a previous version's offline preview: its ``plan.json`` (or the
+    folder holding it); a one-line error naming the file when it is not one."""
+    plan_path = path / "plan.json" if path.is_dir() else path
+    try:
+        plan = json.loads(plan_path.read_text())
+        resources = plan["resources"]
+        if not isinstance(resources, list):
+            raise TypeError("resources is not a list")
+        return baseline_entries(resources)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            [f"{plan_path}: not a preview's plan.json ({exc}); pass BASELINE=<base checkout>/out/<stack>/plan.json"]
+        ) from None
 
 
 def connectivity_lines(manifests: list[dict[str, Any]]) -> list[str] | None:
@@ -460,6 +496,37 @@ def kueue_quota_table(rows: list[QuotaRow]) -> list[str]:
     return lines
 
 
+def stateful_changes_section(result: PreviewResult) -> list[str]:
+    """What the change deletes, replaces or renames of the baseline's stateful resources: first in
+    the summary, as a warning, when a baseline was given."""
+    if result.baseline_size is None:
+        return []
+    changes = result.stateful_changes
+    if not changes:
+        return [
+            "",
+            "## Stateful resources deleted or replaced",
+            "",
+            f"None: all {result.baseline_size} stateful resources of the baseline are kept as they are.",
+        ]
+    lines = [
+        "",
+        "## Warning: stateful resources deleted or replaced",
+        "",
+        f"This change deletes, replaces or renames {len(changes)} of the baseline's {result.baseline_size} "
+        "stateful resources (PVCs, PVs, StatefulSets, Secrets, Namespaces, CRDs). Each unacknowledged one is a "
+        "`stateful-resources-kept` finding; `platform.acknowledgeDestructiveChanges` accepts it.",
+        "",
+        "| object | effect | why | acknowledged |",
+        "| --- | --- | --- | --- |",
+    ]
+    for change in changes:
+        detail = change.detail.replace("|", "\\|")
+        acknowledged = "yes" if change.acknowledged else "**no**"
+        lines.append(f"| `{change.label}` | {change.effect} | {detail} | {acknowledged} |")
+    return lines
+
+
 def render_summary(result: PreviewResult) -> str:
     spec = result.spec
     status = (
@@ -473,6 +540,7 @@ def render_summary(result: PreviewResult) -> str:
         f"Environment **{spec.environment}**, Kubernetes {spec.kubernetes_version}: **{status}**.",
         f"{len(result.resources)} resources, {len(result.manifests)} Kubernetes objects validated, "
         f"{len(result.violations)} policy finding(s).",
+        *stateful_changes_section(result),
         "",
         "## KubeRay operator",
         "",

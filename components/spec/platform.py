@@ -20,6 +20,7 @@ from components.spec.base import (
     MinorVersion,
     Model,
     Quantity,
+    hinted_pattern,
 )
 from components.spec.certificates import CertManagerSpec
 from components.spec.gitops import GitOpsSpec
@@ -110,6 +111,15 @@ class PrerequisitesSpec(Model):
     labels)."""
 
 
+DestructiveChange = Annotated[
+    str,
+    hinted_pattern(
+        r"^[A-Z][A-Za-z]+ ([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        "<Kind> <namespace>/<name>, or <Kind> <name> for a cluster-scoped object, as the preview names it",
+    ),
+]
+
+
 class PlatformSpec(Model):
     environment: Environment
     kubernetes_version: MinorVersion = DEFAULT_KUBERNETES_VERSION
@@ -142,6 +152,10 @@ class PlatformSpec(Model):
     network_policies: PlatformNetworkSpec | None = None
     """Default-deny NetworkPolicies in every namespace that runs Ray, with what the platform needs
     allowed back in (``components.spec.network``)."""
+    acknowledge_destructive_changes: list[DestructiveChange] = []
+    """Stateful objects this change may delete, replace or rename, as the preview names them
+    (``StatefulSet ray-serving/redis-gcs``, ``Namespace ray-research``): the ``stateful-resources-kept``
+    policy, mandatory in prod, accepts them. Remove the entries once the change has landed."""
     gitops: GitOpsSpec | None = None
     """GitOps pull mode: the Pulumi Kubernetes Operator and one Stack object per environment it keeps
     in sync with this repository (``components.spec.gitops``), for a management cluster's stack."""

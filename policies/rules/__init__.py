@@ -39,6 +39,7 @@ from policies.rules import (
     serving_gcs_fault_tolerance,
     serving_min_replicas,
     shared_redis_namespace,
+    stateful_resources_kept,
     tpu_topology,
     unknown_enum_values,
     worker_group_replicas,
@@ -100,4 +101,5 @@ STACK_RULES: list[StackRule] = [
     serving_exposed_without_auth.RULE,
     missing_local_queue.RULE,
     namespace_default_deny.RULE,
+    stateful_resources_kept.RULE,
 ]

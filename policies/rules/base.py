@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,6 +22,11 @@ class RuleContext:
     environment: str = DEFAULT_ENVIRONMENT
     options: Mapping[str, Any] = field(default_factory=dict)
     """Per-rule tunables from policy config (e.g. ``largeServiceAccelerators``)."""
+    urns: Sequence[str] = ()
+    """The URN of each resource a stack rule judges, where known (not for linted files)."""
+    aliases: Mapping[str, Sequence[str]] | None = None
+    """URN -> the URNs it answers to (its aliases, as the engine matches them), where the caller
+    knows them (the offline preview); None where it cannot (the policy pack sees no aliases)."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,12 @@ ResourceCheck = Callable[[str, Mapping[str, Any], RuleContext], Iterable[str]]
 Resource = tuple[str, Mapping[str, Any]]
 """(Pulumi resource type, properties) as a stack rule sees each resource of the stack."""
 
-StackCheck = Callable[[list[Resource], RuleContext], Iterable[tuple[int, str]]]
-"""(every resource of the stack, context) -> (index of the offending resource, message)."""
+Subject = int | Mapping[str, Any]
+"""What a stack rule's finding is about: the index of the offending resource, or, for what the
+stack no longer has, that object's ``apiVersion``, ``kind`` and ``metadata``."""
+
+StackCheck = Callable[[list[Resource], RuleContext], Iterable[tuple[Subject, str]]]
+"""(every resource of the stack, context) -> (the subject, message)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,13 +35,14 @@ def _settings(rule: Rule, ctx: RuleContext, config: PolicyConfig) -> tuple[str, 
     entry = config.get(rule.name, {})
     level = str(entry.get("enforcementLevel") or rule.level(ctx.environment))
     options = {**ctx.options, **{k: v for k, v in entry.items() if k not in NOT_OPTIONS}}
-    return level, RuleContext(environment=ctx.environment, options=options)
+    return level, RuleContext(environment=ctx.environment, options=options, urns=ctx.urns, aliases=ctx.aliases)
 
 
 def evaluate_resources(
     resources: list[Resource], ctx: RuleContext, config: PolicyConfig | None = None
 ) -> list[tuple[int, Violation]]:
-    """(index of the resource, violation) for every resource rule and stack rule."""
+    """(index of the resource, violation) for every resource rule and stack rule; -1 for a finding
+    about an object the resources no longer have."""
     config = config or {}
     objects = [as_object(rtype, props) for rtype, props in resources]
     found: list[tuple[int, Violation]] = []
@@ -57,8 +58,12 @@ def evaluate_resources(
         level, rule_ctx = _settings(stack_rule, ctx, config)
         if level == "disabled":
             continue
-        for i, message in stack_rule.check(resources, rule_ctx):
-            found.append((i, violation(stack_rule.name, level, objects[i], resources[i][0], message)))
+        for subject, message in stack_rule.check(resources, rule_ctx):
+            if isinstance(subject, int):
+                rtype = resources[subject][0]
+                found.append((subject, violation(stack_rule.name, level, objects[subject], rtype, message)))
+            else:  # an object the stack no longer has: reported first
+                found.append((-1, violation(stack_rule.name, level, subject, resource_type(subject), message)))
     found.sort(key=lambda pair: pair[0])
     return found
 
