@@ -24,6 +24,7 @@
 #   requirements/checks.txt    program + policy pack + Kubernetes schemas: preview, lint, policy-config
 #   requirements/dev.txt       checks + test tools + Ray's models: test, check, bench
 #   requirements/nca.txt       network-config-analyzer in .venv-nca (preview's connectivity table)
+#   requirements/checkov.txt   checkov in .venv-checkov (`make bench` measures `make lint` against it)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -56,7 +57,7 @@ ENGINE_ARGS = --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(OPERATOR_CHART),--ope
 	$(if $(KUEUE_CHART),--kueue-chart $(KUEUE_CHART)) \
 	$(foreach pair,$(ENGINE_SECRETS),--secret-from-env $(pair))
 
-.PHONY: venv venv-checks policy-venv nca-venv stack-schema preview lint check test policy-config schemas bench lock clean \
+.PHONY: venv venv-checks policy-venv nca-venv checkov-venv stack-schema preview lint check test policy-config schemas bench lock clean \
 	new-stack toolchain controlplane-toolchain e2e pulumi-preview pulumi-up pulumi-destroy test-engine system-packages
 
 $(BIN)/python:
@@ -99,6 +100,18 @@ $(NCA_STAMP): $(NCA_LOCK)
 	@touch $@
 
 nca-venv: $(NCA_STAMP)
+
+# checkov, the peer `make bench` measures `make lint` against (never used by the product).
+CHECKOV_VENV := .venv-checkov
+CHECKOV_LOCK := requirements/checkov.txt
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed
+$(CHECKOV_STAMP): $(CHECKOV_LOCK)
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(CHECKOV_LOCK)
+	$(CHECKOV_VENV)/bin/python -m pip check
+	@touch $@
+
+checkov-venv: $(CHECKOV_STAMP)
 
 preview: $(CHECKS_STAMP) $(NCA_STAMP)
 	$(BIN)/python -m tools preview --stack $(STACK) $(POLICY_CONFIG_ARG) $(if $(STACK_FILE),--stack-file $(STACK_FILE)) \
@@ -187,7 +200,7 @@ e2e: $(DEV_STAMP) $(POLICY_VENV)/.installed
 	$(BIN)/python -m tools toolchain
 	$(BIN)/python -m pytest -m e2e tests/test_controlplane.py tests/test_e2e.py
 
-bench: $(DEV_STAMP)
+bench: $(DEV_STAMP) $(NCA_STAMP) $(CHECKOV_STAMP)
 	$(BIN)/python -m tools.bench
 
 # dev.txt first (the largest set); every other lock is constrained by it, so all locks agree on
@@ -199,6 +212,7 @@ lock: $(DEV_STAMP)
 	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=policies/requirements.txt policies/requirements.in
 	$(PIP_COMPILE) --constraint=$(DEV_LOCK) --output-file=requirements.txt requirements.in
 	$(PIP_COMPILE) $(LOCK_ARGS) --output-file=$(NCA_LOCK) requirements/nca.in
+	$(PIP_COMPILE) $(LOCK_ARGS) --output-file=$(CHECKOV_LOCK) requirements/checkov.in
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache

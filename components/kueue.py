@@ -44,10 +44,12 @@ class KueueQueues(pulumi.ComponentResource):
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(KUEUE_QUEUES_TYPE, name, None, opts)
         self.resources: list[pulumi.CustomResource] = []
+        self._namespaces: list[str] = []
         previous: list[pulumi.Resource] = list(args.after)
         for kinds in STAGES:
             stage = []
             for obj in (o for o in args.objects if o["kind"] in kinds):
+                self._namespaces.append(str(obj["metadata"].get("namespace") or ""))
                 stage.append(
                     KubernetesObject(
                         f"{name}-{obj['kind'].lower()}-{object_key(obj)}",
@@ -58,6 +60,10 @@ class KueueQueues(pulumi.ComponentResource):
             self.resources += stage
             previous = [*previous, *stage]
         self.register_outputs({})
+
+    def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]:
+        """The cluster-scoped queues, flavors and priorities, and the LocalQueues of ``namespace``."""
+        return [r for r, ns in zip(self.resources, self._namespaces, strict=True) if ns in ("", namespace)]
 
 
 class KueueInstall(pulumi.ComponentResource):

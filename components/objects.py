@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import pulumi
 
@@ -56,4 +56,21 @@ class ObjectGroup(pulumi.ComponentResource):
             )
             for obj in objects
         ]
+        self.objects = objects
         self.register_outputs({})
+
+    def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]:
+        """What Ray object ``workload`` in ``namespace`` waits for: the group's objects there and its
+        cluster-scoped ones."""
+        return [
+            r
+            for r, obj in zip(self.resources, self.objects, strict=True)
+            if obj["metadata"].get("namespace") in (None, "", namespace)
+        ]
+
+
+class Namespaced(Protocol):
+    """A component whose objects a Ray object waits for only where they concern it (its namespace,
+    its own policies): never the whole component, whose children grow with the fleet."""
+
+    def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]: ...

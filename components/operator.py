@@ -70,4 +70,8 @@ class TeamOperator(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=after),
         )
+        self.namespace = namespace
         self.register_outputs({"namespace": namespace})
+
+    def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]:
+        return [self] if namespace == self.namespace else []

@@ -11,6 +11,7 @@ from components.manifests.platform import PlatformManifests
 from components.monitoring import PrometheusStack, RayMonitoring
 from components.namespaces import PlatformNamespaces, PlatformNamespacesArgs
 from components.network import NamespacePolicies
+from components.objects import Namespaced
 from components.operator import KubeRayOperator, KubeRayOperatorArgs, TeamOperator
 from components.secrets import RayAuthTokens
 from components.storage import GcsStorage, GcsStorageArgs
@@ -61,15 +62,18 @@ class KubeRayPlatform(pulumi.ComponentResource):
             if manifests.kueue_install is not None
             else []
         )
-        self.kueue: list[pulumi.Resource] = list(kueue_install)
-        if manifests.kueue:
-            self.kueue.append(
+        self.kueue_queues = (
+            [
                 KueueQueues(
                     f"{name}-kueue",
                     KueueQueuesArgs(objects=manifests.kueue, after=[self.namespaces, *kueue_install]),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
-            )
+            ]
+            if manifests.kueue
+            else []
+        )
+        self.kueue: list[pulumi.Resource] = [*kueue_install, *self.kueue_queues]
         # Team quotas and their LimitRange defaults exist before any pod of the team's workloads.
         self.teams = (
             [Teams(f"{name}-teams", manifests.teams, after=[self.namespaces], opts=pulumi.ResourceOptions(parent=self))]
@@ -143,14 +147,14 @@ class KubeRayPlatform(pulumi.ComponentResource):
         )
         # Workloads wait for the operator (its chart installs the CRDs they are instances of) and
         # their namespaces; on destroy they go first, while the operator can still finalize them.
-        before_workloads = [
-            self.operator,
-            self.namespaces,
-            *self.storage,
-            *self.kueue,
+        # Of what lives in the workloads' namespaces (local queues, quotas, policies, tokens, claims, a
+        # team's operator), each waits for only what concerns it: its namespace's, its own policies.
+        everywhere: list[pulumi.Resource] = [self.operator, self.namespaces, *kueue_install, *self.storage]
+        everywhere += self.certificates
+        namespaced: list[Namespaced] = [
+            *self.kueue_queues,
             *self.teams,
             *self.network,
-            *self.certificates,
             *self.tokens,
             *self.volumes,
             *self.team_operators,
@@ -160,9 +164,21 @@ class KubeRayPlatform(pulumi.ComponentResource):
             RayWorkloadsArgs(
                 workloads=manifests.workloads,
                 gateways=manifests.gateways,
-                after=before_workloads,
+                after=everywhere,
+                namespaced=namespaced,
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=before_workloads),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[
+                    *everywhere,
+                    *self.kueue,
+                    *self.teams,
+                    *self.network,
+                    *self.tokens,
+                    *self.volumes,
+                    *self.team_operators,
+                ],
+            ),
         )
         # kube-prometheus-stack (its CRDs and Prometheus) before the monitors and rules it reads.
         self.prometheus_stack = (

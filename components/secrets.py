@@ -32,4 +32,8 @@ class RayAuthTokens(pulumi.ComponentResource):
             )
             for meta, key in secrets
         ]
+        self._namespaces = [str(meta["namespace"]) for meta, _ in secrets]
         self.register_outputs({})
+
+    def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]:
+        return [s for s, ns in zip(self.secrets, self._namespaces, strict=True) if ns == namespace]

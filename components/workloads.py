@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.manifests.gateway import gateway_name
 from components.manifests.lifecycle import lifecycle
-from components.objects import ObjectGroup
+from components.objects import Namespaced, ObjectGroup
 
 RAY_WORKLOADS_TYPE = "kuberay-platform:index:RayWorkloads"
 
@@ -25,6 +25,11 @@ class RayWorkloadsArgs:
     after: list[pulumi.Resource] = field(default_factory=list)
     """What every Ray object waits for (and outlives on destroy): the operator, whose chart
     installs the CRDs and whose controllers remove the objects' finalizers, and the namespaces."""
+    namespaced: list[Namespaced] = field(default_factory=list)
+    """What a Ray object waits for only in its own namespace: NetworkPolicies, a team's quota, token
+    Secrets, claims, a team's operator. Depending on the whole component would tie every object to
+    each of its children: dependencies growing with the square of the fleet, in the program and in
+    the state."""
 
 
 def _options(obj: dict[str, Any], parent: pulumi.Resource, after: list[pulumi.Resource]) -> pulumi.ResourceOptions:
@@ -48,6 +53,10 @@ class RayWorkloads(pulumi.ComponentResource):
     def __init__(self, name: str, args: RayWorkloadsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(RAY_WORKLOADS_TYPE, name, None, opts)
         gateways: dict[tuple[str, str], pulumi.Resource] = {}
+
+        def after_in(namespace: str, workload: str) -> list[pulumi.Resource]:
+            return [*args.after, *(r for group in args.namespaced for r in group.needed_by(namespace, workload))]
+
         for gw in args.gateways:
             key = (gw["metadata"]["namespace"], gw["metadata"]["name"])
             gateways[key] = k8s.apiextensions.CustomResource(
@@ -56,13 +65,14 @@ class RayWorkloads(pulumi.ComponentResource):
                 kind=gw["kind"],
                 metadata=gw["metadata"],
                 spec=gw["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=args.after),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=after_in(key[0], "")),
             )
         self.workloads = []
         for obj in args.workloads:
             meta = obj["metadata"]
             own_gateway = gateways.get((meta["namespace"], gateway_name(meta["name"])))
-            after = [*args.after, own_gateway] if obj["kind"] == "RayService" and own_gateway else args.after
+            after = after_in(meta["namespace"], meta["name"])
+            after = [*after, own_gateway] if obj["kind"] == "RayService" and own_gateway else after
             self.workloads.append(
                 k8s.apiextensions.CustomResource(
                     f"{name}-{obj['kind'].lower()}-{meta['namespace']}-{meta['name']}",

@@ -212,10 +212,13 @@ def test_queues_are_created_in_the_order_kueue_resolves_them_and_before_the_jobs
     data = platform(rayJobs=[job(namespace="team-a", queue="default")])
     resources: list[RecordedResource] = run_program(REPO, "test", {"kuberay-platform:platform": data})
     by_type = {r.type.rsplit(":", 1)[1]: r for r in resources if r.type.startswith("kubernetes:kueue")}
-    flavor, cq, lq = by_type["ResourceFlavor"], by_type["ClusterQueue"], by_type["LocalQueue"]
+    flavor, cq = by_type["ResourceFlavor"], by_type["ClusterQueue"]
+    queues = {r.inputs["metadata"]["namespace"]: r for r in resources if r.type.endswith(":LocalQueue")}
+    lq = queues["team-a"]
     assert flavor.urn in cq.dependencies and cq.urn in lq.dependencies
     (ray_job,) = [r for r in resources if r.type == "kubernetes:ray.io/v1:RayJob"]
-    assert lq.urn in ray_job.dependencies
+    assert lq.urn in ray_job.dependencies and cq.urn in ray_job.dependencies
+    assert queues["team-b"].urn not in ray_job.dependencies  # another namespace's queue: no reason to wait
     assert [
         r for r in resources if r.type == "kubernetes:core/v1:Namespace" and r.inputs["metadata"]["name"] == "team-b"
     ]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+from lark import Lark
 
 from tests.conftest import REPO, crd_without
 from tools.lint import lint
@@ -104,6 +106,22 @@ def test_every_upstream_sample_lints_without_an_internal_error(samples_dir: Path
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     assert isinstance(json.loads(proc.stdout)["violations"], list)
+
+
+def test_make_lint_never_builds_the_spec_models(samples_dir: Path) -> None:
+    """Linting every upstream sample imports neither pydantic nor the stack spec (nor Ray in the
+    checks group's mode): a second of every lint's start-up that judging manifests never needs."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from tools.__main__ import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['lint', '--env', 'prod', {str(samples_dir)!r}])\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'ray') or 'components.spec' in m]\n"
+        "print(sorted(heavy))"
+    )
+    env = {**os.environ, "KUBERAY_PLATFORM_SERVE_VALIDATION": "schema"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env, check=True)
+    assert proc.stdout.strip() == "[]", proc.stdout[:500]
 
 
 def _rocksdb_cluster() -> dict:
@@ -254,3 +272,31 @@ def test_a_kubernetes_version_without_schemas_is_a_usage_error(tmp_path: Path) -
             text=True,
         )
         assert proc.returncode == 2 and expected in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_cel_parser_is_saved_once_and_a_broken_save_is_rebuilt(tmp_path: Path) -> None:
+    """Its LALR tables come from the cache after the first run; a missing, truncated or foreign file
+    is rebuilt by celpy itself, and every run finds the same CEL violation."""
+    obj = copy.deepcopy(GOLDEN)
+    obj["spec"]["managedBy"] = "kueue"
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "c.yaml").write_text(yaml.safe_dump(obj))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "KUBERAY_PLATFORM_CACHE": str(cache), "KUBERAY_PLATFORM_SERVE_VALIDATION": "schema"}
+    command = [sys.executable, "-m", "tools", "lint", "--env", "dev", "--format", "json", str(tmp_path / "manifests")]
+
+    def cel_findings() -> list[str]:
+        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env)
+        assert proc.returncode == 1, proc.stderr
+        return [v["message"] for v in json.loads(proc.stdout)["violations"] if v["policy"] == "schema"]
+
+    expected = cel_findings()
+    assert expected and "managedBy" in expected[0]
+    (saved,) = (cache / "cel").iterdir()
+    first = saved.read_bytes()
+    assert cel_findings() == expected and saved.read_bytes() == first  # read, not rebuilt
+    for broken in (first[: len(first) // 2], b"not a pickle"):
+        saved.write_bytes(broken)
+        assert cel_findings() == expected
+        with saved.open("rb") as f:
+            assert Lark.load(f).parse("self.x == 1")  # saved again, whole

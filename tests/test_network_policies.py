@@ -94,12 +94,26 @@ def test_policies_come_before_every_workload() -> None:
             "kuberay-platform:qwenChatRayToken": "t",
         },
     )
-    policy_urns = {r.urn for r in resources if r.type == "kubernetes:networking.k8s.io/v1:NetworkPolicy"}
-    ray = [r for r in resources if r.type.startswith("kubernetes:ray.io/v1:")]
-    assert ray and policy_urns
     # The Redis NetworkPolicy belongs to GcsStorage; the platform's come first for every Ray object.
-    platform_policies = {u for u in policy_urns if "NamespacePolicies" in u}
-    assert all(platform_policies <= set(r.dependencies) for r in ray)
+    platform = [
+        r
+        for r in resources
+        if r.type == "kubernetes:networking.k8s.io/v1:NetworkPolicy" and "NamespacePolicies" in r.urn
+    ]
+    ray = [r for r in resources if r.type.startswith("kubernetes:ray.io/v1:")]
+    assert ray and platform
+    for obj in ray:
+        namespace, name = obj.inputs["metadata"]["namespace"], obj.inputs["metadata"]["name"]
+        theirs = {
+            p.urn
+            for p in platform
+            if p.inputs["metadata"]["namespace"] == namespace
+            and p.inputs["spec"]["podSelector"].get("matchLabels", {}).get(WORKLOAD_LABEL, name) == name
+        }
+        assert any("default-deny" in u for u in theirs), obj.urn
+        # Its namespace's and its own, not another workload's or namespace's: dependencies that grow
+        # with the fleet's square otherwise (issue 17).
+        assert theirs == {p.urn for p in platform} & set(obj.dependencies), obj.urn
 
 
 @pytest.mark.parametrize(

@@ -26,9 +26,9 @@ GROUPS = {
     "requirements/dev.txt": "requirements/dev.in",
 }
 RUNTIME, POLICY, CHECKS, DEV = GROUPS
-TOOL_GROUPS = {"requirements/nca.txt": "requirements/nca.in"}
-"""Tools in a virtualenv of their own (``.venv-nca``): their packages pin dependencies exactly, at
-versions the other groups need not share."""
+TOOL_GROUPS = {"requirements/nca.txt": "requirements/nca.in", "requirements/checkov.txt": "requirements/checkov.in"}
+"""Tools in a virtualenv of their own (``.venv-nca``, ``.venv-checkov``): their packages pin
+dependencies exactly, at versions the other groups need not share."""
 HEAVY = {"ray", "pyarrow"}
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)$")
 
@@ -157,6 +157,16 @@ def test_the_analyzer_has_its_own_virtualenv_that_preview_and_test_install() -> 
         assert "$(NCA_STAMP)" in line, line
     assert "network-config-analyzer" in locked("requirements/nca.txt")
     assert not set(locked("requirements/nca.txt")) & {"pulumi", "ray", "pydantic"}
+
+
+def test_checkov_is_installed_for_the_benchmark_only() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "CHECKOV_VENV := .venv-checkov" in makefile and "CHECKOV_LOCK := requirements/checkov.txt" in makefile
+    rules = [x for x in makefile.splitlines() if re.match(r"^[a-z-]+:[^=]", x)]
+    needing = {x.split(":", 1)[0] for x in rules if "$(CHECKOV_STAMP)" in x}
+    assert needing == {"checkov-venv", "bench"}  # never preview, lint, test or the product
+    assert "checkov" in locked("requirements/checkov.txt")
+    assert not set(locked("requirements/checkov.txt")) & {"pulumi", "ray"}
 
 
 def test_the_policy_pack_has_its_own_virtualenv_inside_the_pack() -> None:

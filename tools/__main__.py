@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from components.errors import ConfigError, one_line
-from components.spec.platform import DEFAULT_KUBERNETES_VERSION
+from components.upstream import DEFAULT_KUBERNETES_VERSION
 from policies.rules.base import ENVIRONMENTS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INTERNAL = 0, 1, 2, 101

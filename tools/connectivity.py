@@ -42,6 +42,10 @@ DEFAULT_NCA = REPO_ROOT / ".venv-nca" / "bin" / "nca"
 OUTSIDER = "outsider"
 DNS_POD = "kube-system/kube-dns"
 TIMEOUT_SECONDS = 300
+MAX_PODS = 600
+"""The analyzer's time grows with the square of the pods it judges (about 5 s at 400 representative
+pods, 25 s at 1,200 on the 2-core development machine): above this, the table is not computed and the
+summary says why (a fleet's table would be thousands of lines, too many for a PR comment anyway)."""
 LINE = re.compile(r"^(?P<src>\S+) => (?P<dst>\S+) : (?P<conn>.+)$")
 CONN = re.compile(r"\{protocols:(?P<protocols>[A-Z, ]+?)(?:,dst_ports:(?P<ports>[0-9, \-]+))?\}")
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from components.errors import ConfigError
-from components.spec.platform import DEFAULT_KUBERNETES_VERSION
+from components.upstream import DEFAULT_KUBERNETES_VERSION
 from policies.rules.base import SCHEMA_POLICY, RuleContext, Violation, resource_type
 from policies.rules.engine import evaluate_resources, violation
 from tools.policy_config import resolve
@@ -98,6 +98,18 @@ def _shape(text: str) -> tuple[int, int]:
     return total, deepest
 
 
+def _deeper_than(docs: list[Any], limit: int) -> bool:
+    """Whether any document nests more than ``limit`` mappings and lists (walked without recursion)."""
+    stack = [(doc, 1) for doc in docs if isinstance(doc, dict | list)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+    return False
+
+
 def read_objects(files: list[Path]) -> tuple[list[Located], list[str]]:
     """Every object of ``files``, and one line per file (or document) that cannot be linted: the
     other files are still read and linted."""
@@ -110,16 +122,18 @@ def read_objects(files: list[Path]) -> tuple[list[Located], list[str]]:
                 problems.append(f"{path}: {size / 2**20:.0f} MiB is over the lint limit of 10 MiB; split it")
                 continue
             text = path.read_text()
-            nodes, depth = _shape(text)
+            # Aliases (which need an anchor, "&") can make a small file a huge tree: measured from the
+            # parser's events before any is built. Without one, the tree is as big as the text.
+            nodes, depth = _shape(text) if "&" in text else (0, 0)
             if nodes > MAX_EXPANDED_NODES:
                 problems.append(
                     f"{path}: its YAML aliases expand to over {MAX_EXPANDED_NODES:,} nodes (an alias bomb): refused"
                 )
                 continue
-            if depth > MAX_DEPTH:
+            docs = [] if depth > MAX_DEPTH else list(yaml_load_all(text))
+            if depth > MAX_DEPTH or _deeper_than(docs, MAX_DEPTH):
                 problems.append(f"{path}: nested over {MAX_DEPTH} levels deep: refused (not a Kubernetes object)")
                 continue
-            docs = list(yaml_load_all(text))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

@@ -17,15 +17,17 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import metadata
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import celpy
 import jsonschema
@@ -104,12 +106,18 @@ def _core_registry_rs(schema_dir: Path) -> jsonschema_rs.Registry:
 @dataclass(frozen=True)
 class _Checker:
     """One schema, two validators: jsonschema-rs answers "valid?" fast (most objects are); only an
-    invalid object is walked again by ``jsonschema``, whose messages and paths the reports use."""
+    invalid object is walked again by ``jsonschema``, whose messages and paths the reports use. That
+    one is built at the first invalid object: a core kind's needs the whole definitions file crawled
+    (a tenth of a second each run, for nothing when every object is valid)."""
 
     fast: Any
     """None where jsonschema-rs refuses the schema: its ECMA-262 regex check rejects RE2's inline
     flags (``(?i)``), which the API server and Python accept."""
-    full: jsonschema.protocols.Validator
+    make_full: Callable[[], jsonschema.protocols.Validator]
+
+    @cached_property
+    def full(self) -> jsonschema.protocols.Validator:
+        return self.make_full()
 
     def errors(self, ref: str, instance: Any) -> list[SchemaError]:
         if self.fast is not None and self.fast.is_valid(instance):
@@ -131,7 +139,7 @@ def _core_validator(schema_dir: Path, kind: str, api_version: str) -> _Checker |
     fast = jsonschema_rs.Draft202012Validator(
         {**schema, "$id": f"{_CORE_BASE}{path.name}"}, registry=_core_registry_rs(schema_dir), validate_formats=False
     )
-    return _Checker(fast, jsonschema.Draft202012Validator(schema, registry=_core_registry(schema_dir)))
+    return _Checker(fast, lambda: jsonschema.Draft202012Validator(schema, registry=_core_registry(schema_dir)))
 
 
 # --- Custom resources -------------------------------------------------------------------------
@@ -199,7 +207,7 @@ def _cr_validator(crd: Crd, version: str) -> tuple[_Checker, _CelNode | None]:
         fast = jsonschema_rs.Draft4Validator(schema, validate_formats=False)
     except jsonschema_rs.ValidationError:
         fast = None
-    return _Checker(fast, jsonschema.Draft4Validator(schema)), _cel_tree(original)
+    return _Checker(fast, lambda: jsonschema.Draft4Validator(schema)), _cel_tree(original)
 
 
 class Validator:
@@ -278,8 +286,54 @@ def custom_resource_schema(store: SchemaStore, api_version: str, kind: str) -> t
 # --- CEL (x-kubernetes-validations) -----------------------------------------------------------
 
 
+def _cel_parser_file() -> Path:
+    """The saved parser in the project's cache (the toolchain's; safe to delete), keyed by celpy's
+    grammar and the celpy and lark versions. (Only the parser: unpickling a CRD's parsed rules,
+    position metadata and all, takes longer than parsing them.)"""
+    from tools.toolchain import cache_root
+
+    key = hashlib.sha256((files("celpy") / "cel.lark").read_bytes())
+    key.update(f"\0{_package_version('cel-python')}\0{_package_version('lark')}".encode())
+    return cache_root() / "cel" / f"parser-{key.hexdigest()[:16]}.pickle"
+
+
+def _save(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write a cache file whole or not at all (a concurrent run reads the old file or the new one);
+    a read-only home only costs the next run the time again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        with partial.open("wb") as f:
+            write(f)
+        partial.replace(path)
+    except OSError:
+        pass
+
+
+@cache
+def _cel_parser() -> None:
+    """celpy's CEL parser, its LALR tables read from the cache (``Lark.save``/``Lark.load``, lark's
+    own way of caching a parser) instead of computed: a third of a second at each run's first CEL
+    rule. Computed and saved by celpy itself where the cache is missing or unreadable."""
+    from celpy.celparser import CELParser
+    from lark import Lark
+
+    path = _cel_parser_file()
+    try:
+        with path.open("rb") as f:
+            CELParser.CEL_PARSER = Lark.load(f)
+        return
+    except Exception:  # missing, truncated or from another version: build it as celpy does
+        CELParser.CEL_PARSER = None
+    CELParser()
+    built = CELParser.CEL_PARSER
+    assert built is not None
+    _save(path, built.save)
+
+
 @cache
 def _cel_program(rule: str) -> Any:
+    _cel_parser()
     env = celpy.Environment()
     return env.program(env.compile(rule))
 

@@ -14,10 +14,14 @@ from the spec models (``components.spec``), so editors validate and complete
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
+import textwrap
 import types
 import typing
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -46,9 +50,58 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+@cache
+def field_docs(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring under each field of ``model`` and its bases (what pydantic's
+    ``use_attribute_docstrings`` reads, read here only: the models do not pay for it at import)."""
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for node, after in zip(body.body, body.body[1:], strict=False):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+def description(model: type[BaseModel], name: str) -> str | None:
+    return model.model_fields[name].description or field_docs(model).get(name)
+
+
+def _spec_models(model: type[BaseModel], seen: set[type[BaseModel]]) -> Iterator[type[BaseModel]]:
+    if model in seen:
+        return
+    seen.add(model)
+    yield model
+    for field in model.model_fields.values():
+        for _, nested in _models(field.annotation):
+            yield from _spec_models(nested, seen)
+
+
+def _describe_fields(platform: dict[str, Any], defs: dict[str, Any]) -> None:
+    """Each property's description from its field's docstring, in the generated JSON Schema."""
+    for model in _spec_models(PlatformSpec, set()):
+        node = platform if model is PlatformSpec else defs[model.__name__]
+        # A model with a shorthand (``auth: token``) is an anyOf of the shorthand and the object.
+        (properties,) = [n["properties"] for n in (node, *node.get("anyOf", [])) if "properties" in n]
+        for name, field in model.model_fields.items():
+            text = description(model, name)
+            if text:
+                properties[field.alias or name]["description"] = text
+
+
 def stack_schema() -> dict[str, Any]:
     platform = _strip_titles(PlatformSpec.model_json_schema(by_alias=True, mode="validation"))
     defs = platform.pop("$defs", {})
+    _describe_fields(platform, defs)
     secret = {
         "type": "object",
         "properties": {"secure": {"type": "string"}},
@@ -130,8 +183,8 @@ def _default(field: FieldInfo) -> str:
 def _rows(model: type[BaseModel], prefix: str, seen: tuple[type[BaseModel], ...]) -> Iterator[str]:
     for name, field in model.model_fields.items():
         key = f"{prefix}.{field.alias or name}"
-        description = " ".join((field.description or "").split()).replace("|", "\\|")
-        yield f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {description} |"
+        text = " ".join((description(model, name) or "").split()).replace("|", "\\|")
+        yield f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {text} |"
         for suffix, nested in _models(field.annotation):
             if nested not in seen:
                 yield from _rows(nested, key + suffix, (*seen, nested))

@@ -10,6 +10,9 @@ import yaml
 from components.errors import ConfigError
 from tools.engine import SECRET_PLACEHOLDER
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser where PyYAML has it: the same documents, many times faster for a large fleet."""
+
 
 def read_stack_document(path: Path, shown_as: str) -> dict[str, Any]:
     """The stack file as written (``config`` keys as given, ``secure:`` values kept), checked: YAML,
@@ -17,7 +20,7 @@ def read_stack_document(path: Path, shown_as: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError([f"{shown_as}: stack file not found (create it, or pick another STACK)"])
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = yaml.load(path.read_text(), Loader=SAFE_LOADER) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

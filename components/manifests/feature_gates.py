@@ -12,7 +12,7 @@ from typing import Any
 
 from components.errors import ConfigError
 from components.manifests.ray_objects import cluster_spec, dig, is_ray_object, job_spec, object_ref
-from components.spec import FEATURE_GATES
+from components.upstream import FEATURE_GATES
 
 # gate -> what uses it (for messages)
 FIELD_GATES: dict[str, str] = {

@@ -13,10 +13,12 @@ that keep it inside the cluster. KubeRay deletes it by name when the RayService 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.manifests.common import metadata
-from components.spec.workloads import RayServiceSpec
+
+if TYPE_CHECKING:  # make lint imports this module for its names, not the spec's models
+    from components.spec.workloads import RayServiceSpec
 
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 EXPOSURE_LABEL = "kuberay-platform.io/exposure"

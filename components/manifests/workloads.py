@@ -35,8 +35,8 @@ from components.spec import (
     upgrade_strategy,
 )
 from components.spec.monitoring import HISTORY_BUCKET_ENV, HistoryServerSpec
+from components.upstream import LLM_IMPORT_PATH
 
-LLM_IMPORT_PATH = "ray.serve.llm:build_openai_app"
 LLM_GRACE_PERIOD_SECONDS = 600
 """Drain time of LLM serving workers (seeds ch. 8.10: 300-600 s); long generations finish."""
 SHUTDOWN_MARGIN_SECONDS = 30

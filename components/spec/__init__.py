@@ -13,7 +13,6 @@ use these models directly.
 
 from components.spec.base import (
     CONFIG_KEY,
-    FEATURE_GATES,
     KUBERAY_CHART_REPO,
     KUBERAY_VERSION,
     PATTERN_HINTS,
@@ -50,6 +49,7 @@ from components.spec.workloads import (
     WorkerGroupSpec,
     WorkloadsSpec,
 )
+from components.upstream import FEATURE_GATES
 
 __all__ = [
     "CONFIG_KEY",

@@ -17,24 +17,6 @@ KUBERAY_VERSION = "1.7.0"
 KUBERAY_CHART_REPO = "https://ray-project.github.io/kuberay-helm/"
 RAY_VERSION = "2.60.0"
 
-FEATURE_GATES: dict[str, bool] = {
-    # Beta in KubeRay 1.7.0: on unless overridden.
-    "RayClusterStatusConditions": True,
-    "RayJobDeletionPolicy": True,
-    "RayMultiHostIndexing": True,
-    "RayServiceIncrementalUpgrade": True,
-    # Alpha in KubeRay 1.7.0: off unless a workload uses the field that needs it, or overridden.
-    "RayCronJob": False,
-    "SidecarSubmitterRestart": False,
-    "RayClusterNetworkPolicy": False,
-    "GCSFaultToleranceEmbeddedStorage": False,
-    "RayClusterMTLS": False,
-    "RayClusterHistoryServer": False,
-    "KubernetesWAS": False,
-}
-"""Every operator feature gate of KubeRay 1.7.0 with its upstream default. Helm replaces lists,
-so the chart always receives all of them."""
-
 FeatureGate = Literal[
     "RayClusterStatusConditions",
     "RayJobDeletionPolicy",
@@ -117,8 +99,10 @@ class Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         validate_default=True,
-        use_attribute_docstrings=True,  # field docstrings become the JSON Schema's descriptions
     )
+    # Field docstrings describe the keys in the stack file's JSON Schema and docs/reference.md;
+    # `make stack-schema` reads them (tools/stack_schema.py), not every import: pydantic's
+    # use_attribute_docstrings parses each model's source, a third of the spec's import time.
 
 
 class Resources(Model):

@@ -46,9 +46,7 @@ from components.spec.workloads import (
     TpuPool,
     WorkloadsSpec,
 )
-
-DEFAULT_KUBERNETES_VERSION = "1.33"
-"""The oldest minor version KubeRay 1.7.0 and Kueue v0.19.2 support well; ``make lint`` uses it too."""
+from components.upstream import DEFAULT_KUBERNETES_VERSION
 
 
 class SecretPrerequisite(Model):

@@ -27,6 +27,7 @@ from components.spec.base import (
     hinted_pattern,
 )
 from components.spec.storage import ConfigOrSecret
+from components.upstream import KUEUE_MAX_WORKER_GROUPS
 
 
 def check_replica_bounds(min_replicas: int, max_replicas: int) -> None:
@@ -451,10 +452,6 @@ class BatchSchedulingSpec(Model):
     gang: bool = True
     """YuniKorn and scheduler-plugins: schedule the head and all workers together or not at all
     (``ray.io/gang-scheduling-enabled``). Volcano and KAI always gang-schedule."""
-
-
-KUEUE_MAX_WORKER_GROUPS = 17
-"""Kueue's limit of 18 pod sets per workload, one of them the head."""
 
 
 class ClusterBase(Model):

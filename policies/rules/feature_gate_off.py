@@ -18,7 +18,7 @@ from typing import Any
 
 from components.manifests.feature_gates import FIELD_GATES, gates_used_by
 from components.manifests.ray_objects import as_list, as_map, dig
-from components.spec import FEATURE_GATES
+from components.upstream import FEATURE_GATES
 from policies.rules.base import MANDATORY, Resource, RuleContext, StackRule, as_object, levels
 
 CHART_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v3:Release")

@@ -20,7 +20,7 @@ from components.manifests.ray_objects import (
     job_spec_path,
     pod_groups,
 )
-from components.manifests.workloads import LLM_IMPORT_PATH
+from components.upstream import LLM_IMPORT_PATH
 
 
 @lru_cache(maxsize=1024)

@@ -34,7 +34,7 @@ from components.manifests.ray_objects import (
     queue_name,
     queued_metadata,
 )
-from components.spec.workloads import KUEUE_MAX_WORKER_GROUPS
+from components.upstream import KUEUE_MAX_WORKER_GROUPS
 from policies.rules.base import MANDATORY, ResourceRule, RuleContext
 
 
