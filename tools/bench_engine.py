@@ -40,45 +40,20 @@ def floor(engine_dir: Path, out: Path) -> int:
     the policy pack, through the same steps as ``tools.real_engine.run``."""
     import pulumi
     import pulumi_kubernetes as k8s
-    from pulumi import automation as auto
 
     from tools import toolchain
-    from tools.real_engine import (
-        PROJECT,
-        RunPaths,
-        engine_env,
-        install_provider,
-        policy_launcher,
-        write_run_copy,
-    )
+    from tools.real_engine import RunPaths, open_stack, policy_launcher
 
     stack_file = engine_dir / "Pulumi.floor.yaml"
     stack_file.parent.mkdir(parents=True, exist_ok=True)
     stack_file.write_text("config: {}\n")
     paths = RunPaths("floor", "render", stack_file, engine_dir=engine_dir, out=out)
-    binaries = toolchain.ensure(log=lambda line: None)
-    write_run_copy(paths, {"config": {}}, {})
-    for folder in (paths.state, paths.home):
-        folder.mkdir(parents=True, exist_ok=True)
-    env = engine_env(paths, None)
-    install_provider(paths, env, binaries["pulumi"], binaries["pulumi-resource-kubernetes"])
 
     def program() -> None:
         k8s.Provider("floor", render_yaml_to_directory=str(paths.rendered))
         pulumi.export("resources", 0)
 
-    stack = auto.create_or_select_stack(
-        stack_name="floor",
-        project_name=PROJECT,
-        program=program,
-        opts=auto.LocalWorkspaceOptions(
-            work_dir=str(paths.work),
-            pulumi_home=str(paths.home),
-            env_vars=env,
-            secrets_provider="passphrase",
-            pulumi_command=auto.PulumiCommand(root=str(binaries["pulumi"].parent.parent)),
-        ),
-    )
+    stack = open_stack(paths, toolchain.ensure(log=lambda line: None), {"config": {}}, {}, None, program)
     packs = [str(policy_launcher(paths))]
     configs = [str(REPO_ROOT / "policies" / "config" / "prod.json")]
     stack.preview(on_output=lambda line: None, policy_packs=packs, policy_pack_configs=configs)

@@ -32,14 +32,18 @@ import os
 import runpy
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from components.errors import ConfigError
 from tools.stackfile import read_stack_document
+
+if TYPE_CHECKING:
+    from pulumi import automation as auto
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "kuberay-platform"
@@ -190,6 +194,39 @@ def chart_overrides(
     return platform
 
 
+def open_stack(
+    paths: RunPaths,
+    binaries: dict[str, Path],
+    committed: dict[str, Any],
+    overrides: dict[str, Any],
+    kubeconfig: Path | None,
+    program: Callable[[], None],
+) -> auto.Stack:
+    """The run's stack: its run copy written, the provider installed into its PULUMI_HOME, and the
+    pinned CLI through the Automation API running ``program``."""
+    from pulumi import automation as auto
+
+    write_run_copy(paths, committed, overrides)
+    for folder in (paths.state, paths.home):
+        folder.mkdir(parents=True, exist_ok=True)
+    env = engine_env(paths, kubeconfig)
+    install_provider(paths, env, binaries["pulumi"], binaries["pulumi-resource-kubernetes"])
+    return auto.create_or_select_stack(
+        stack_name=paths.stack,
+        project_name=PROJECT,
+        program=program,
+        opts=auto.LocalWorkspaceOptions(
+            work_dir=str(paths.work),
+            pulumi_home=str(paths.home),
+            env_vars=env,
+            # Render mode: passphrase. A cluster: $PULUMI_SECRETS_PROVIDER (e.g. awskms://...), else the
+            # backend's default (Pulumi Cloud's, or a passphrase from $PULUMI_CONFIG_PASSPHRASE).
+            secrets_provider="passphrase" if kubeconfig is None else os.environ.get("PULUMI_SECRETS_PROVIDER"),
+            pulumi_command=auto.PulumiCommand(root=str(binaries["pulumi"].parent.parent)),
+        ),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from pulumi import automation as auto
 
@@ -213,27 +250,9 @@ def run(args: argparse.Namespace) -> int:
         overrides["kubernetes:renderYamlToDirectory"] = str(paths.rendered)
     if chart_archives := chart_overrides(committed, args.operator_chart, args.kueue_chart):
         overrides[f"{PROJECT}:platform"] = chart_archives
-    write_run_copy(paths, committed, overrides)
-    for folder in (paths.state, paths.home):
-        folder.mkdir(parents=True, exist_ok=True)
-    env = engine_env(paths, kubeconfig)
-    install_provider(paths, env, binaries["pulumi"], binaries["pulumi-resource-kubernetes"])
+    stack = open_stack(paths, binaries, committed, overrides, kubeconfig, _program)
     policy_config = Path(args.policy_config or ROOT / "policies" / "config" / f"{stack_environment(committed)}.json")
     launcher = policy_launcher(paths)
-    stack = auto.create_or_select_stack(
-        stack_name=args.stack,
-        project_name=PROJECT,
-        program=_program,
-        opts=auto.LocalWorkspaceOptions(
-            work_dir=str(paths.work),
-            pulumi_home=str(paths.home),
-            env_vars=env,
-            # Render mode: passphrase. A cluster: $PULUMI_SECRETS_PROVIDER (e.g. awskms://...), else the
-            # backend's default (Pulumi Cloud's, or a passphrase from $PULUMI_CONFIG_PASSPHRASE).
-            secrets_provider="passphrase" if kubeconfig is None else os.environ.get("PULUMI_SECRETS_PROVIDER"),
-            pulumi_command=auto.PulumiCommand(root=str(binaries["pulumi"].parent.parent)),
-        ),
-    )
     for key, variable in args.secret_from_env:
         if variable not in os.environ:
             raise ConfigError([f"--secret-from-env {key}={variable}: ${variable} is not set"])
