@@ -1,6 +1,7 @@
 """The Pulumi policy pack: `pulumi preview --policy-pack policies --policy-pack-config policies/config/<env>.json`.
 
-Constructs the PolicyPack and nothing else (its constructor starts the analyzer's gRPC server).
+Shares the analyzer's property conversion between policies (policies/property_cache.py), then
+constructs the PolicyPack (its constructor starts the analyzer's gRPC server).
 """
 
 import sys
@@ -10,6 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the rules imp
 
 from pulumi_policy import PolicyPack
 
+from policies import property_cache
 from policies.pack import PACK_NAME, build_policies
 
+property_cache.install()  # one property conversion per resource instead of one per policy
 PolicyPack(name=PACK_NAME, policies=build_policies())

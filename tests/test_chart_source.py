@@ -109,4 +109,4 @@ def test_the_shared_offline_chart_is_accepted() -> None:
     chart = SHARED / "charts" / "kuberay-operator-1.7.0.tgz"
     needs_shared(chart)
     spec = parse_platform(operator_with({"archive": str(chart)}), SOURCE).operator
-    assert chart_source_args(spec.chart, "kuberay-operator", spec.chart_version) == {"chart": str(chart)}
+    assert chart_source_args(spec.chart, "kuberay-operator", spec.chart_version) == {"chart": str(chart.resolve())}
