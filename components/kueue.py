@@ -14,6 +14,7 @@ what it names is missing). Queued workloads wait for all of them; on destroy the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ import pulumi
 
 from components.charts import namespaced_chart
 from components.manifests.kueue_install import KueueInstallManifests
-from components.objects import KubernetesObject, object_key
+from components.objects import KubernetesObject, in_namespace, object_key
 
 KUEUE_QUEUES_TYPE = "kuberay-platform:index:KueueQueues"
 STAGES = (
@@ -44,12 +45,12 @@ class KueueQueues(pulumi.ComponentResource):
     def __init__(self, name: str, args: KueueQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(KUEUE_QUEUES_TYPE, name, None, opts)
         self.resources: list[pulumi.CustomResource] = []
-        self._namespaces: list[str] = []
+        self.objects: list[Mapping[str, Any]] = []  # the object of each resource, in the same order
         previous: list[pulumi.Resource] = list(args.after)
         for kinds in STAGES:
             stage = []
             for obj in (o for o in args.objects if o["kind"] in kinds):
-                self._namespaces.append(str(obj["metadata"].get("namespace") or ""))
+                self.objects.append(obj)
                 stage.append(
                     KubernetesObject(
                         f"{name}-{obj['kind'].lower()}-{object_key(obj)}",
@@ -63,7 +64,7 @@ class KueueQueues(pulumi.ComponentResource):
 
     def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]:
         """The cluster-scoped queues, flavors and priorities, and the LocalQueues of ``namespace``."""
-        return [r for r, ns in zip(self.resources, self._namespaces, strict=True) if ns in ("", namespace)]
+        return in_namespace(self.resources, self.objects, namespace)
 
 
 class KueueInstall(pulumi.ComponentResource):

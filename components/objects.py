@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any, ClassVar, Protocol
 
@@ -62,11 +63,15 @@ class ObjectGroup(pulumi.ComponentResource):
     def needed_by(self, namespace: str, workload: str) -> list[pulumi.Resource]:
         """What Ray object ``workload`` in ``namespace`` waits for: the group's objects there and its
         cluster-scoped ones."""
-        return [
-            r
-            for r, obj in zip(self.resources, self.objects, strict=True)
-            if obj["metadata"].get("namespace") in (None, "", namespace)
-        ]
+        return in_namespace(self.resources, self.objects, namespace)
+
+
+def in_namespace(
+    resources: Sequence[pulumi.Resource], objects: Sequence[Mapping[str, Any]], namespace: str
+) -> list[pulumi.Resource]:
+    """The resources (each made from the object at the same index) in ``namespace`` or cluster-scoped."""
+    pairs = zip(resources, objects, strict=True)
+    return [r for r, obj in pairs if obj["metadata"].get("namespace") in (None, "", namespace)]
 
 
 class Namespaced(Protocol):

@@ -102,13 +102,20 @@ _PEAK = (
 )
 
 
-def _measure(code: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of a fresh interpreter running ``code`` from the repository."""
+_TIMED = "\nimport time\nstart = time.perf_counter()\n{body}\nprint(time.perf_counter() - start)"
+
+
+def _measure(code: str, body: str | None = None) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of a fresh interpreter running ``code`` from the repository;
+    with ``body``, the seconds of ``body`` alone, run after ``code`` (imports and setup excluded)."""
+    timed = "" if body is None else _TIMED.format(body=body)
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", code + _PEAK], cwd=REPO_ROOT, check=True, capture_output=True, text=True
+        [sys.executable, "-c", code + timed + _PEAK], cwd=REPO_ROOT, check=True, capture_output=True, text=True
     )
-    return time.perf_counter() - start, int(proc.stdout.split()[-1]) * 1024
+    wall = time.perf_counter() - start
+    printed = proc.stdout.split()
+    return (wall if body is None else float(printed[-2])), int(printed[-1]) * 1024
 
 
 def bench_preview(stack: str, out: str) -> tuple[float, int]:
@@ -183,17 +190,6 @@ FLEET_ROUNDS = 3
 FLEET_SECONDS, FLEET_BYTES = 60.0, 2 * 2**30
 """1,000 clusters previewed in under a minute and 2 GiB; 1,000 within 11x of 100 (linear); the
 program within 1.5x of bare pulumi_kubernetes registering the same resources (issue 17)."""
-_TIMED = "\nimport time\nstart = time.perf_counter()\n{body}\nprint(time.perf_counter() - start)"
-
-
-def _program_seconds(body: str, setup: str) -> tuple[float, int]:
-    """Seconds ``body`` takes after ``setup`` in a fresh interpreter (imports excluded), and peak RSS."""
-    code = setup + _TIMED.format(body=body)
-    proc = subprocess.run(
-        [sys.executable, "-c", code + _PEAK], cwd=REPO_ROOT, check=True, capture_output=True, text=True
-    )
-    seconds, peak = proc.stdout.split()[-2:]
-    return float(seconds), int(peak) * 1024
 
 
 def fleet_section() -> tuple[list[str], bool]:
@@ -216,12 +212,11 @@ def fleet_section() -> tuple[list[str], bool]:
                 "import components.platform, pulumi_kubernetes\n"
             )
             ours = [
-                _program_seconds(f"run_program(Path({str(REPO_ROOT)!r}), {stack!r}, config, keys)", setup)
+                _measure(setup, f"run_program(Path({str(REPO_ROOT)!r}), {stack!r}, config, keys)")
                 for _ in range(FLEET_ROUNDS)
             ]
             theirs = [
-                _program_seconds(f"run_program(Path({str(bare)!r}), {stack!r}, {{}})", setup)
-                for _ in range(FLEET_ROUNDS)
+                _measure(setup, f"run_program(Path({str(bare)!r}), {stack!r}, {{}})") for _ in range(FLEET_ROUNDS)
             ]
             objects = sum(1 for _ in (out / stack / "manifests").iterdir())
             rows[n] = {
