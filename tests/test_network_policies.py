@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from components.spec import parse_platform
 from policies.rules.base import RuleContext
 from policies.rules.namespace_default_deny import RULE as DEFAULT_DENY
 from tests.conftest import REPO
+from tools import connectivity as connectivity_module
 from tools.connectivity import Connectivity, analyze, nca_command, parse_connection, report
 from tools.engine import run_program
 from tools.preview import run_preview
@@ -284,3 +286,38 @@ def test_the_analyzers_connections_are_parsed_exactly() -> None:
         parse_connection("{something new}")
     c = Connectivity()
     assert report(c, {"x"}) == []
+
+
+def test_the_analyzer_runs_while_the_preview_checks_and_stops_when_they_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connectivity analyzer is a child process started before validation and the rules, so its
+    time overlaps theirs; if the checks raise, it is killed and its files removed."""
+    needs_nca()
+    import tools.preview as preview
+
+    started: list[connectivity_module.Analysis] = []
+    real_analysis = connectivity_module.Analysis
+
+    def recording(manifests: list[dict[str, Any]], nca: str) -> connectivity_module.Analysis:
+        started.append(real_analysis(manifests, nca))
+        return started[-1]
+
+    seen: list[bool] = []
+    real_judge = preview._judge
+
+    def judge(*args: Any) -> None:
+        seen.append(bool(started) and started[0]._proc.poll() is None)  # the analyzer is running meanwhile
+        real_judge(*args)
+
+    monkeypatch.setattr(preview, "Analysis", recording)
+    monkeypatch.setattr(preview, "_judge", judge)
+    assert run_preview("prod").connectivity and seen == [True]
+
+    def failing(*args: Any) -> None:
+        raise RuntimeError("a check failed")
+
+    started.clear()
+    monkeypatch.setattr(preview, "_judge", failing)
+    with pytest.raises(RuntimeError, match="a check failed"):
+        run_preview("prod")
+    (analysis,) = started
+    assert analysis._proc.returncode is not None and not Path(analysis._tmp.name).exists()

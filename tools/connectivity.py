@@ -25,7 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -256,44 +256,58 @@ def representative_cluster(manifests: list[dict[str, Any]]) -> tuple[list[dict[s
     return namespaces, pods
 
 
-def analyze(manifests: list[dict[str, Any]], nca: str) -> Connectivity:
-    """Run the analyzer over the NetworkPolicies of ``manifests`` and the representative pods."""
-    policies = [m for m in manifests if m["kind"] == "NetworkPolicy"]
-    namespaces, pods = representative_cluster(manifests)
-    with tempfile.TemporaryDirectory(prefix="kuberay-connectivity-") as tmp:
-        root = Path(tmp)
+class Analysis:
+    """network-config-analyzer started at once over the NetworkPolicies of ``manifests`` and the
+    representative pods, in a child process: the caller's own work (validation, rules) runs while it
+    computes; :meth:`result` waits for it."""
+
+    def __init__(self, manifests: list[dict[str, Any]], nca: str) -> None:
+        policies = [m for m in manifests if m["kind"] == "NetworkPolicy"]
+        namespaces, pods = representative_cluster(manifests)
+        self._tmp = tempfile.TemporaryDirectory(prefix="kuberay-connectivity-")
+        root = Path(self._tmp.name)
         (root / "policies.yaml").write_text(yaml.safe_dump_all(policies, sort_keys=True))
         (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
         (root / "namespaces.yaml").write_text(
             yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": namespaces})
         )
-        done = subprocess.run(
-            [
-                nca,
-                "--connectivity",
-                str(root / "policies.yaml"),
-                "--pod_list",
-                str(root / "pods.yaml"),
-                "--ns_list",
-                str(root / "namespaces.yaml"),
-                "--output_format",
-                "txt_no_fw_rules",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-            cwd=tmp,
+        command = [nca, "--connectivity", str(root / "policies.yaml"), "--pod_list", str(root / "pods.yaml")]
+        command += ["--ns_list", str(root / "namespaces.yaml"), "--output_format", "txt_no_fw_rules"]
+        self._proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root, start_new_session=True
         )
-    if done.returncode != 0:
-        raise RuntimeError(f"network-config-analyzer failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
-    return parse_pairs(done.stdout)
+
+    def result(self) -> Connectivity:
+        """The analyzer's answer (waiting up to ``TIMEOUT_SECONDS`` in all); RuntimeError if it failed."""
+        try:
+            out, err = self._proc.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.cancel()
+            raise RuntimeError(f"network-config-analyzer did not finish in {TIMEOUT_SECONDS} s") from None
+        finally:
+            self._tmp.cleanup()
+        if self._proc.returncode != 0:
+            raise RuntimeError(f"network-config-analyzer failed (exit {self._proc.returncode}): {err.strip()[-2000:]}")
+        return parse_pairs(out)
+
+    def cancel(self) -> None:
+        """Stop the analyzer (the preview failed before it needed the answer) and remove its files."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+        self._tmp.cleanup()
+
+
+def analyze(manifests: list[dict[str, Any]], nca: str) -> Connectivity:
+    """Run the analyzer over the NetworkPolicies of ``manifests`` and the representative pods."""
+    return Analysis(manifests, nca).result()
 
 
 def ray_namespaces(manifests: list[dict[str, Any]]) -> set[str]:
     return {m["metadata"]["namespace"] for m in manifests if m["kind"] == "NetworkPolicy"}
 
 
-def report(connectivity: Connectivity, policed: set[str]) -> list[str]:
+def report(connectivity: Connectivity, policed: Set[str]) -> list[str]:
     """The analyzer's lines that start or end in a namespace the platform polices, sorted."""
 
     def policed_end(endpoint: str) -> bool:

@@ -34,7 +34,7 @@ from tools.chart_values import unknown_keys
 from tools.connectivity import (
     MAX_PODS,
     NCA_ENV,
-    analyze,
+    Analysis,
     nca_command,
     ray_namespaces,
     report,
@@ -141,6 +141,21 @@ def run_preview(
     except ValueError as exc:  # a version kubernetes-validate has no schemas for
         raise ConfigError([f"{source}: platform.kubernetesVersion: {exc}"]) from None
     result = PreviewResult(stack, spec, resources, manifests, schema_sources=validator.describe(), unset_secrets=unset)
+    connectivity = start_connectivity(manifests)  # a child process: it computes while the checks below run
+    try:
+        _judge(result, validator, policy_config, entries)
+    except BaseException:
+        connectivity.cancel()
+        raise
+    result.connectivity = connectivity.lines()
+    return result
+
+
+def _judge(
+    result: PreviewResult, validator: Validator, policy_config: str | None, entries: list[dict[str, Any]] | None
+) -> None:
+    """Schema errors, chart values, stateful changes against the baseline, and the rules' findings."""
+    spec, resources, manifests = result.spec, result.resources, result.manifests
     for obj in manifests:
         result.schema_errors += validator.validate(_validatable(obj))
     for res in resources:
@@ -162,8 +177,6 @@ def run_preview(
         )
     found = evaluate_resources(judged, ctx, config)
     result.violations = [v for _, v in found]
-    result.connectivity = connectivity_lines(manifests)
-    return result
 
 
 def read_baseline(path: Path) -> list[dict[str, Any]]:
@@ -182,23 +195,46 @@ def read_baseline(path: Path) -> list[dict[str, Any]]:
         ) from None
 
 
-def connectivity_lines(manifests: list[dict[str, Any]]) -> list[str] | None:
-    """What the stack's NetworkPolicies allow to and from the namespaces they police, as
-    network-config-analyzer computes it; None without policies. Without the analyzer, one line
-    saying so (``make preview`` installs it)."""
+class PendingConnectivity:
+    """The connectivity table being computed: :meth:`lines` waits for it."""
+
+    def __init__(
+        self, lines: list[str] | None = None, analysis: Analysis | None = None, policed: frozenset[str] = frozenset()
+    ) -> None:
+        self._lines, self._analysis, self._policed = lines, analysis, policed
+
+    def lines(self) -> list[str] | None:
+        """What the stack's NetworkPolicies allow to and from the namespaces they police, as
+        network-config-analyzer computes it; None without policies."""
+        if self._analysis is None:
+            return self._lines
+        return report(self._analysis.result(), self._policed)
+
+    def cancel(self) -> None:
+        if self._analysis is not None:
+            self._analysis.cancel()
+
+
+def start_connectivity(manifests: list[dict[str, Any]]) -> PendingConnectivity:
+    """Start network-config-analyzer over the stack's NetworkPolicies (nothing to do without them).
+    Without the analyzer, or over its budget of pods, one line saying so (``make preview`` installs it)."""
     policed = ray_namespaces(manifests)
     if not policed:
-        return None
+        return PendingConnectivity()
     nca = nca_command()
     if nca is None:
-        return [f"(not computed: network-config-analyzer is not installed; `make nca-venv`, or set {NCA_ENV})"]
+        return PendingConnectivity(
+            [f"(not computed: network-config-analyzer is not installed; `make nca-venv`, or set {NCA_ENV})"]
+        )
     pods = len(representative_cluster(manifests)[1])
     if pods > MAX_PODS:
-        return [
-            f"(not computed: {pods:,} representative pods, over the analyzer's budget of {MAX_PODS:,}; its time "
-            "grows with the square of the pods. The NetworkPolicies are still validated and judged by the rules)"
-        ]
-    return report(analyze(manifests, nca), policed)
+        return PendingConnectivity(
+            [
+                f"(not computed: {pods:,} representative pods, over the analyzer's budget of {MAX_PODS:,}; its time "
+                "grows with the square of the pods. The NetworkPolicies are still validated and judged by the rules)"
+            ]
+        )
+    return PendingConnectivity(analysis=Analysis(manifests, nca), policed=frozenset(policed))
 
 
 def prerequisites_section(spec: PlatformSpec) -> list[str]:
