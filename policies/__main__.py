@@ -14,5 +14,6 @@ from pulumi_policy import PolicyPack
 from policies import property_cache
 from policies.pack import PACK_NAME, build_policies
 
-property_cache.install()  # one property conversion per resource instead of one per policy
+if not property_cache.install():  # one property conversion per resource instead of one per policy
+    print("kuberay-platform-policies: pulumi_policy changed; each policy converts resources again", file=sys.stderr)
 PolicyPack(name=PACK_NAME, policies=build_policies())

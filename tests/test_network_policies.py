@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -320,4 +321,4 @@ def test_the_analyzer_runs_while_the_preview_checks_and_stops_when_they_fail(mon
     with pytest.raises(RuntimeError, match="a check failed"):
         run_preview("prod")
     (analysis,) = started
-    assert analysis._proc.returncode is not None and not Path(analysis._tmp.name).exists()
+    assert analysis._proc.returncode == -signal.SIGKILL and not Path(analysis._tmp.name).exists()

@@ -325,6 +325,7 @@ PHASES = {
     "tools.schema:Validator.validate": "schema validation",
     "tools.preview:check_chart_values": "chart values against the charts' values.yaml",
     "policies.rules.engine:evaluate_resources": "policy rules",
+    "tools.preview:start_connectivity": "starting the connectivity analyzer (its input files, the child process)",
     "tools.preview:PendingConnectivity.lines": "waiting for the connectivity table (network-config-analyzer)",
     "tools.preview:write_outputs": "writing out/",
 }

@@ -192,9 +192,9 @@ def conversion_lines(shared: Path) -> list[str]:
         requests = _analyzer_requests(group)
         per_policy = _analyze_seconds(requests)
         property_cache.install()
-        before = property_cache.conversions()
+        before = property_cache.conversions()["MessageToDict"]
         shared_seconds = _analyze_seconds(requests)
-        converted = property_cache.conversions() - before
+        converted = property_cache.conversions()["MessageToDict"] - before
         property_cache.uninstall()
         rows.append(f"| {label} | {per_policy:.2f} s | {shared_seconds:.2f} s | {per_policy / shared_seconds:.0f}x |")
         assert converted == len(requests), (converted, len(requests))

@@ -259,42 +259,51 @@ def representative_cluster(manifests: list[dict[str, Any]]) -> tuple[list[dict[s
 class Analysis:
     """network-config-analyzer started at once over the NetworkPolicies of ``manifests`` and the
     representative pods, in a child process: the caller's own work (validation, rules) runs while it
-    computes; :meth:`result` waits for it."""
+    computes (its output goes to files, so it never waits on a full pipe); :meth:`result` waits for it."""
 
     def __init__(self, manifests: list[dict[str, Any]], nca: str) -> None:
         policies = [m for m in manifests if m["kind"] == "NetworkPolicy"]
         namespaces, pods = representative_cluster(manifests)
         self._tmp = tempfile.TemporaryDirectory(prefix="kuberay-connectivity-")
         root = Path(self._tmp.name)
-        (root / "policies.yaml").write_text(yaml.safe_dump_all(policies, sort_keys=True))
-        (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
-        (root / "namespaces.yaml").write_text(
-            yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": namespaces})
-        )
-        command = [nca, "--connectivity", str(root / "policies.yaml"), "--pod_list", str(root / "pods.yaml")]
-        command += ["--ns_list", str(root / "namespaces.yaml"), "--output_format", "txt_no_fw_rules"]
-        self._proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root, start_new_session=True
-        )
+        try:
+            (root / "policies.yaml").write_text(yaml.safe_dump_all(policies, sort_keys=True))
+            (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
+            (root / "namespaces.yaml").write_text(
+                yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": namespaces})
+            )
+            command = [nca, "--connectivity", str(root / "policies.yaml"), "--pod_list", str(root / "pods.yaml")]
+            command += ["--ns_list", str(root / "namespaces.yaml"), "--output_format", "txt_no_fw_rules"]
+            self._out, self._err = root / "stdout", root / "stderr"
+            with self._out.open("wb") as out, self._err.open("wb") as err:
+                self._proc = subprocess.Popen(command, stdout=out, stderr=err, cwd=root)
+        except BaseException:
+            self._tmp.cleanup()
+            raise
 
     def result(self) -> Connectivity:
-        """The analyzer's answer (waiting up to ``TIMEOUT_SECONDS`` in all); RuntimeError if it failed."""
+        """The analyzer's answer (waiting up to ``TIMEOUT_SECONDS``); RuntimeError if it failed. However
+        the wait ends, the analyzer is not left running and its files are removed."""
         try:
-            out, err = self._proc.communicate(timeout=TIMEOUT_SECONDS)
+            self._proc.wait(timeout=TIMEOUT_SECONDS)
+            out, err = self._out.read_text(), self._err.read_text(errors="replace")
         except subprocess.TimeoutExpired:
             self.cancel()
             raise RuntimeError(f"network-config-analyzer did not finish in {TIMEOUT_SECONDS} s") from None
-        finally:
-            self._tmp.cleanup()
+        except BaseException:
+            self.cancel()
+            raise
+        self._tmp.cleanup()
         if self._proc.returncode != 0:
             raise RuntimeError(f"network-config-analyzer failed (exit {self._proc.returncode}): {err.strip()[-2000:]}")
         return parse_pairs(out)
 
     def cancel(self) -> None:
-        """Stop the analyzer (the preview failed before it needed the answer) and remove its files."""
+        """Stop the analyzer (the preview failed, or was interrupted, before it needed the answer) and
+        remove its files."""
         if self._proc.poll() is None:
             self._proc.kill()
-        self._proc.communicate()
+            self._proc.wait()
         self._tmp.cleanup()
 
 
