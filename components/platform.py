@@ -50,7 +50,7 @@ class KubeRayPlatform(pulumi.ComponentResource):
         self.storage = [
             GcsStorage(
                 f"{name}-gcs-{redis.name}",
-                GcsStorageArgs(redis=redis, protect=spec.environment == "prod", after=[self.namespaces]),
+                GcsStorageArgs(redis=redis, protect=spec.gcs_state_protected, after=[self.namespaces]),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for redis in manifests.redis

@@ -35,9 +35,40 @@ def load_stack() -> PlatformManifests:
             ) from None
         if raw is None:
             raise ConfigError([f"{source}: config.{PROJECT}:{CONFIG_KEY}: required key is missing (the platform spec)"])
-        return build_manifests(parse_platform(raw, source), source)
+        spec = parse_platform(raw, source)
+        check_secrets_mutable(spec, source)
+        return build_manifests(spec, source)
     except ConfigError as exc:
         raise StackConfigError(str(exc)) from None
+
+
+SECRETS_MUTABLE = "kubernetes:enableSecretMutable"
+"""The Kubernetes provider's option to update a Secret whose data changes instead of replacing it."""
+
+
+def check_secrets_mutable(spec: PlatformSpec, source: str) -> None:
+    """Where a Secret made from a config secret is protected (prod's GCS Redis password), the provider
+    must update Secrets in place: it replaces one whose data changes otherwise, and a protected
+    resource cannot be replaced, so rotating the password would stop ``pulumi up``."""
+    protected = [
+        name
+        for name, storage in spec.gcs_storage.items()
+        if spec.gcs_state_protected and isinstance(storage, InClusterRedis) and storage.password.config
+    ]
+    if not protected:
+        return
+    try:
+        mutable = pulumi.Config("kubernetes").get_bool("enableSecretMutable")
+    except pulumi.ConfigTypeError:
+        mutable = None
+    if mutable is not True:
+        raise ConfigError(
+            [
+                f"{source}: config.{SECRETS_MUTABLE}: must be true: the password Secret of gcsStorage.{protected[0]} "
+                f"is protected in {spec.environment}, and without it a new password replaces the Secret, which "
+                f"stops `pulumi up`; run `pulumi config set {SECRETS_MUTABLE} true`"
+            ]
+        )
 
 
 def config_secret(key: str, what: str) -> pulumi.Output[str]:

@@ -70,6 +70,7 @@ def test_the_private_ca_signs_the_dashboard_certificate_the_ingress_uses() -> No
 def test_issuers_and_certificates_come_before_the_workloads() -> None:
     config = {
         "kuberay-platform:platform": PROD,
+        "kubernetes:enableSecretMutable": True,
         "kuberay-platform:redisGcsPassword": "x",
         "kuberay-platform:qwenChatRayToken": "t",
     }
@@ -92,6 +93,7 @@ def test_the_install_uses_the_pinned_chart_with_values_it_has() -> None:
     data["certManager"]["install"] = {}
     config = {
         "kuberay-platform:platform": data,
+        "kubernetes:enableSecretMutable": True,
         "kuberay-platform:redisGcsPassword": "x",
         "kuberay-platform:qwenChatRayToken": "t",
     }

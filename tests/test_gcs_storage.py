@@ -12,7 +12,7 @@ from components.errors import ConfigError
 from components.manifests.platform import build_manifests
 from components.manifests.redis import STORAGE_LABEL
 from components.spec import parse_platform
-from components.stack_config import StackConfigError
+from components.stack_config import SECRETS_MUTABLE, StackConfigError
 from tests.conftest import REPO
 from tests.test_workloads import POOLS, PREREQUISITES, llm_service
 from tools.engine import RecordedResource, run_program
@@ -57,8 +57,10 @@ def service(**gcs: Any) -> dict[str, Any]:
     return llm_service(gcsFaultTolerance={"backend": "redis", "storage": "redis-gcs", **gcs})
 
 
-def run(data: dict[str, Any], password: str | None = PASSWORD) -> list[RecordedResource]:
+def run(data: dict[str, Any], password: str | None = PASSWORD, mutable: Any = True) -> list[RecordedResource]:
     config: dict[str, Any] = {"kuberay-platform:platform": data}
+    if mutable is not None:
+        config[SECRETS_MUTABLE] = mutable
     if password is not None:
         config["kuberay-platform:redisGcsPassword"] = password
     return run_program(REPO, "test", config, secret_keys=["kuberay-platform:redisGcsPassword"])
@@ -123,6 +125,28 @@ def test_a_missing_password_config_secret_is_one_line_naming_the_command() -> No
         "stacks/Pulumi.test.yaml: config.kuberay-platform:redisGcsPassword: the Redis password is not set; run "
         "`pulumi config set --secret kuberay-platform:redisGcsPassword <value>` (it is stored encrypted)"
     )
+
+
+@pytest.mark.parametrize("mutable", [None, False, "no"])
+def test_a_protected_password_secret_needs_the_provider_to_update_secrets_in_place(mutable: Any) -> None:
+    """Without ``kubernetes:enableSecretMutable`` a new password replaces the Secret, and prod's is
+    protected: ``pulumi up`` would stop at the rotation. Refused up front, with the command."""
+    with pytest.raises(StackConfigError) as info:
+        run(platform(rayClusters=[cluster("a", "team-a")]), mutable=mutable)
+    assert str(info.value) == (
+        "stacks/Pulumi.test.yaml: config.kubernetes:enableSecretMutable: must be true: the password Secret of "
+        "gcsStorage.redis-gcs is protected in prod, and without it a new password replaces the Secret, which stops "
+        "`pulumi up`; run `pulumi config set kubernetes:enableSecretMutable true`"
+    )
+    # Where nothing from config is protected, the provider's default stands.
+    assert run(platform("staging", rayClusters=[cluster("a", "team-a")]), mutable=None)
+    storage = {"redis-gcs": {**IN_CLUSTER, "password": {"secret": {"name": "ops-redis", "key": "pw"}}}}
+    assert run(platform(storage=storage, rayClusters=[cluster("a", "team-a")]), password=None, mutable=None)
+
+
+def test_every_shipped_stack_updates_secrets_in_place() -> None:
+    for path in sorted([*(REPO / "stacks").glob("Pulumi.*.yaml"), *(REPO / "examples").glob("Pulumi.*.yaml")]):
+        assert yaml.safe_load(path.read_text())["config"][SECRETS_MUTABLE] is True, path
 
 
 def test_an_existing_secret_is_referenced_and_not_created() -> None:

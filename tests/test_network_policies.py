@@ -93,6 +93,7 @@ def test_policies_come_before_every_workload() -> None:
         "test",
         {
             "kuberay-platform:platform": PROD,
+            "kubernetes:enableSecretMutable": True,
             "kuberay-platform:redisGcsPassword": "x",
             "kuberay-platform:qwenChatRayToken": "t",
         },

@@ -41,6 +41,7 @@ REDIS_PASSWORD_KEY = "kuberay-platform:redisGcsPassword"  # prod's in-cluster GC
 REDIS_PASSWORD = "redis-" + secrets.token_hex(12)
 RAY_TOKEN_KEY = "kuberay-platform:qwenChatRayToken"  # prod's RayService auth token
 RAY_TOKEN = "ray-" + secrets.token_hex(16)
+ROTATED = ("redis-old-" + secrets.token_hex(12), "redis-new-" + secrets.token_hex(12))  # a prod copy's passwords
 STACK_SECRETS = {
     "dev": [f"{SECRET_KEY}=ENGINE_PROBE_SECRET"],
     "prod": [f"{REDIS_PASSWORD_KEY}=ENGINE_REDIS_PASSWORD", f"{RAY_TOKEN_KEY}=ENGINE_RAY_TOKEN"],
@@ -86,6 +87,22 @@ def _planted_head_runs_tasks(stack_file: Path, extra: list[str]) -> list[str]:
     return ["-c", code, "pulumi-preview", "--stack-file", str(stack_file), *extra]
 
 
+def _rotation(stack_file: Path, extra: list[str]) -> list[str]:
+    """A prod copy brought up with one Redis password, then up again with another (a rotation), each
+    a fresh `make pulumi-preview --up` process; ``ROTATING`` marks where the second starts."""
+    code = (
+        "import subprocess, sys\n"
+        "for i, variable in enumerate(('ENGINE_ROTATION_OLD', 'ENGINE_ROTATION_NEW')):\n"
+        "    print('ROTATING' if i else 'FIRST UP', flush=True)\n"
+        "    password = f'kuberay-platform:redisGcsPassword={variable}'\n"
+        "    args = ['-m', 'tools', 'pulumi-preview', '--secret-from-env', password, *sys.argv[1:]]\n"
+        "    code = subprocess.run([sys.executable, *args]).returncode\n"
+        "    if code:\n"
+        "        sys.exit(code)\n"
+    )
+    return ["-c", code, "--stack-file", str(stack_file), "--up", *extra]
+
+
 @pytest.fixture(scope="session")
 def engine_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("engine")
@@ -127,6 +144,8 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
     plan.append(Run("mandatory", _planted_head_runs_tasks(planted, ["--stack", "planted", *common])))
     advisory_args = ["--stack", "planted-advisory", "--policy-config", str(engine_base / "advisory.json")]
     plan.append(Run("advisory", _planted_head_runs_tasks(planted, [*advisory_args, *common])))
+    prod_copy = [f"--secret-from-env={RAY_TOKEN_KEY}=ENGINE_RAY_TOKEN", "--stack", "rotation", *common]
+    plan.append(Run("rotation", _rotation(REPO / "stacks" / "Pulumi.prod.yaml", prod_copy)))
     plan.append(
         Run(
             "mistake",
@@ -147,6 +166,8 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
         "ENGINE_PROBE_SECRET": SECRET,
         "ENGINE_REDIS_PASSWORD": REDIS_PASSWORD,
         "ENGINE_RAY_TOKEN": RAY_TOKEN,
+        "ENGINE_ROTATION_OLD": ROTATED[0],
+        "ENGINE_ROTATION_NEW": ROTATED[1],
     }
     procs = [
         (
@@ -414,3 +435,21 @@ def test_a_secret_config_value_never_appears_in_plain_text(runs: dict[str, Run],
     config = yaml.safe_load(stack_file.read_text())["config"]
     assert set(config[SECRET_KEY]) == {"secure"}  # encrypted by the passphrase provider
     assert holders(engine_base, ["pulumi", "out"], SECRET.encode()) == set()
+
+
+def test_a_rotated_redis_password_updates_its_protected_secrets(runs: dict[str, Run], engine_base: Path) -> None:
+    """A new password for prod's GCS Redis: the provider updates its Secrets (the stack sets
+    ``kubernetes:enableSecretMutable``) instead of replacing them, which the protected one would refuse."""
+    run = runs["rotation"]
+    assert run.ok, run.output[-4000:]
+    second = run.output.split("ROTATING", 1)[1]
+    assert re.search(r"~ +kubernetes:core/v1:Secret +\S*password\S* +update", second), second[-4000:]
+    assert "replace" not in second and "protected" not in second
+    forms = {value: (value.encode(), base64.b64encode(value.encode())) for value in ROTATED}
+    assert not any(value in run.output for value in ROTATED)
+    assert holders(engine_base, ["pulumi", "out/rotation"], *forms[ROTATED[0]]) == set()  # rewritten everywhere
+    found = holders(engine_base, ["pulumi", "out/rotation"], *forms[ROTATED[1]])
+    assert found and all(h.startswith("out/rotation/rendered/1-manifest/v1-secret-") for h in found), found
+    resources = state(engine_base, "rotation")["checkpoint"]["latest"]["resources"]
+    password_secrets = [r for r in resources if r["type"] == "kubernetes:core/v1:Secret" and "-password-" in r["urn"]]
+    assert password_secrets and any(r.get("protect") for r in password_secrets)

@@ -122,6 +122,7 @@ PROD_SPEC = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())["
 
 def test_a_team_runs_its_own_single_namespace_operator_after_the_platforms() -> None:
     config = {"kuberay-platform:platform": PROD_SPEC, "kuberay-platform:redisGcsPassword": "x"}
+    config["kubernetes:enableSecretMutable"] = "true"
     config["kuberay-platform:qwenChatRayToken"] = "t"
     resources = run_program(REPO, "test", config)
     charts = {r.inputs["namespace"]: r for r in resources if r.type == "kubernetes:helm.sh/v4:Chart"}

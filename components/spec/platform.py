@@ -162,6 +162,11 @@ class PlatformSpec(Model):
     def namespaces_protected(self) -> bool:
         return self.protect_namespaces if self.protect_namespaces is not None else self.environment == "prod"
 
+    @property
+    def gcs_state_protected(self) -> bool:
+        """The in-cluster GCS Redis (its StatefulSet and password Secret) is protected and retained (prod)."""
+        return self.environment == "prod"
+
 
 def cross_check(spec: PlatformSpec) -> list[tuple[str, str]]:
     """Rules that span sections of the spec, as (key path, message) pairs."""

@@ -21,8 +21,9 @@ on delete (``retainOnDelete``) stays in the cluster and is not a finding, unless
 then the engine refuses to delete it and ``pulumi up`` stops.
 
 Replacement fields are the provider's own (``forceNewProperties``, pulumi-kubernetes
-``provider/pkg/provider/diff.go``). A Secret's data also forces a replacement there, but its values
-are secret: the offline preview cannot compare them.
+``provider/pkg/provider/diff.go``). A Secret's data would force a replacement there too, but the
+stacks set ``kubernetes:enableSecretMutable`` (the program requires it where a Secret made from
+config is protected), so a changed value is an update.
 """
 
 from __future__ import annotations
