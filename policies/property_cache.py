@@ -5,7 +5,7 @@ pulumi_policy 1.21.0's analyzer converts a resource's properties once per policy
 inside the loop over policies in ``Analyze``, and inside the loop over stack policies for every
 resource in ``AnalyzeStack``. With this pack's 46 policies that is 46 conversions of each resource;
 a chart's CustomResourceDefinition (KubeRay's are 250-490 KB) costs ~0.14 s a conversion, so the
-four KubeRay CRDs alone took 26 s of a prod preview.
+four KubeRay CRDs alone took ~24 s of a prod preview (BENCHMARKS.md).
 
 ``install()`` wraps those three steps, as the analyzer module names them, in memos keyed by the
 identity of their argument (the analyzer reads ``request.properties`` once per policy; upb hands back

@@ -41,7 +41,7 @@ REDIS_PASSWORD_KEY = "kuberay-platform:redisGcsPassword"  # prod's in-cluster GC
 REDIS_PASSWORD = "redis-" + secrets.token_hex(12)
 RAY_TOKEN_KEY = "kuberay-platform:qwenChatRayToken"  # prod's RayService auth token
 RAY_TOKEN = "ray-" + secrets.token_hex(16)
-ROTATED = ("redis-old-" + secrets.token_hex(12), "redis-new-" + secrets.token_hex(12))  # a prod copy's passwords
+ROTATED = ("redis-old-" + secrets.token_hex(12), "redis-new-" + secrets.token_hex(12))  # the rotation stack's
 STACK_SECRETS = {
     "dev": [f"{SECRET_KEY}=ENGINE_PROBE_SECRET"],
     "prod": [f"{REDIS_PASSWORD_KEY}=ENGINE_REDIS_PASSWORD", f"{RAY_TOKEN_KEY}=ENGINE_RAY_TOKEN"],
@@ -88,7 +88,7 @@ def _planted_head_runs_tasks(stack_file: Path, extra: list[str]) -> list[str]:
 
 
 def _rotation(stack_file: Path, extra: list[str]) -> list[str]:
-    """A prod copy brought up with one Redis password, then up again with another (a rotation), each
+    """A prod stack brought up with one Redis password, then up again with another (a rotation), each
     a fresh `make pulumi-preview --up` process; ``ROTATING`` marks where the second starts."""
     code = (
         "import subprocess, sys\n"
@@ -128,6 +128,14 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
     advisory = json.loads((REPO / "policies" / "config" / "prod.json").read_text())
     advisory["head-runs-tasks"]["enforcementLevel"] = "advisory"
     (engine_base / "advisory.json").write_text(json.dumps(advisory))
+    # dev as prod with an in-cluster GCS Redis (its password from config, its Secret protected) used by
+    # one cluster: small enough to bring up twice.
+    rotation = json.loads(json.dumps(as_prod))
+    platform = rotation["config"]["kuberay-platform:platform"]
+    redis = {"type": "redis", "namespace": "ray-dev", "storageSize": "1Gi", "password": {"config": "redisGcsPassword"}}
+    platform["gcsStorage"] = {"redis-gcs": redis}
+    platform["workloads"]["rayClusters"][0]["gcsFaultTolerance"] = {"backend": "redis", "storage": "redis-gcs"}
+    (engine_base / "rotation.yaml").write_text(yaml.safe_dump(rotation))
     mistake = json.loads(json.dumps(dev))
     mistake["config"]["kuberay-platform:platform"]["operator"]["scal"] = "large"
     (engine_base / "mistake.yaml").write_text(yaml.safe_dump(mistake))
@@ -144,8 +152,7 @@ def runs(engine_base: Path) -> Iterator[dict[str, Run]]:
     plan.append(Run("mandatory", _planted_head_runs_tasks(planted, ["--stack", "planted", *common])))
     advisory_args = ["--stack", "planted-advisory", "--policy-config", str(engine_base / "advisory.json")]
     plan.append(Run("advisory", _planted_head_runs_tasks(planted, [*advisory_args, *common])))
-    prod_copy = [f"--secret-from-env={RAY_TOKEN_KEY}=ENGINE_RAY_TOKEN", "--stack", "rotation", *common]
-    plan.append(Run("rotation", _rotation(REPO / "stacks" / "Pulumi.prod.yaml", prod_copy)))
+    plan.append(Run("rotation", _rotation(engine_base / "rotation.yaml", ["--stack", "rotation", *common])))
     plan.append(
         Run(
             "mistake",
@@ -438,7 +445,7 @@ def test_a_secret_config_value_never_appears_in_plain_text(runs: dict[str, Run],
 
 
 def test_a_rotated_redis_password_updates_its_protected_secrets(runs: dict[str, Run], engine_base: Path) -> None:
-    """A new password for prod's GCS Redis: the provider updates its Secrets (the stack sets
+    """A new password for a prod GCS Redis: the provider updates its Secrets (the stack sets
     ``kubernetes:enableSecretMutable``) instead of replacing them, which the protected one would refuse."""
     run = runs["rotation"]
     assert run.ok, run.output[-4000:]

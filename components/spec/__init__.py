@@ -1,7 +1,8 @@
 """The platform intent for one environment: typed, validated, and the only home of defaults.
 
 A stack file (``stacks/Pulumi.<stack>.yaml``) holds one structured key, ``kuberay-platform:platform``,
-parsed into :class:`PlatformSpec`. Unknown keys are rejected; every default says its unit and why
+parsed into :class:`PlatformSpec`, beside provider settings (``kubernetes:enableSecretMutable: true``,
+which every stack sets, see ``components.stack_config``). Unknown keys are rejected; every default says its unit and why
 it is what it is. Nothing here imports Pulumi: the offline engine, the policy rules and the tests
 use these models directly.
 

@@ -21,9 +21,10 @@ on delete (``retainOnDelete``) stays in the cluster and is not a finding, unless
 then the engine refuses to delete it and ``pulumi up`` stops.
 
 Replacement fields are the provider's own (``forceNewProperties``, pulumi-kubernetes
-``provider/pkg/provider/diff.go``). A Secret's data would force a replacement there too, but the
-stacks set ``kubernetes:enableSecretMutable`` (the program requires it where a Secret made from
-config is protected), so a changed value is an update.
+``provider/pkg/provider/diff.go``). A Secret's data forces a replacement there too unless
+``kubernetes:enableSecretMutable`` is set: every shipped stack sets it, and the program requires it
+where a protected Secret comes from config; where it is unset, a changed value still replaces the
+Secret (its values are secret: the offline preview cannot compare them).
 """
 
 from __future__ import annotations
