@@ -11,6 +11,7 @@ and the tests read what the runs left: their output, the rendered objects and th
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
@@ -202,9 +203,19 @@ def state(engine_base: Path, stack: str) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader: the rendered charts' CRDs are megabytes of YAML."""
+
+
 def rendered(engine_base: Path, stack: str) -> list[dict[str, Any]]:
-    folder = engine_base / "out" / stack / "rendered"
-    return [doc for path in sorted(folder.rglob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc]
+    """The objects the run rendered (read once: the runs are over before any test reads them)."""
+    return list(_rendered(engine_base / "out" / stack / "rendered"))
+
+
+@functools.cache
+def _rendered(folder: Path) -> tuple[dict[str, Any], ...]:
+    docs = (yaml.load_all(path.read_text(), Loader=LOADER) for path in sorted(folder.rglob("*.yaml")))
+    return tuple(doc for file_docs in docs for doc in file_docs if doc)
 
 
 def holders(engine_base: Path, folders: list[str], *values: bytes) -> set[str]:
@@ -249,7 +260,7 @@ def test_the_rendered_objects_are_the_offline_previews_manifests(
     expected = {
         key(doc): doc
         for path in (tmp_path / stack / "manifests").glob("*.yaml")
-        for doc in yaml.safe_load_all(path.read_text())
+        for doc in yaml.load_all(path.read_text(), Loader=LOADER)
     }
     actual = {key(doc): doc for doc in rendered(engine_base, stack)}
     assert any(k[0].startswith("ray.io/") for k in expected)
